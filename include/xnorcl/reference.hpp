@@ -1,0 +1,23 @@
+// The host reference: the semantics of SPEC section 1, computed the way every device computes them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "xnorcl/binary_convolution.hpp"
+#include "xnorcl/filter.hpp"
+#include "xnorcl/shape.hpp"
+
+namespace xnorcl {
+
+// Counts P (in-bounds taps whose bits agree), B (in-bounds taps) and S (sum of w over pad taps) as integers
+// and returns fmaf(v, S, 2P - B) per output. Validates like BinaryConvolution (throws InvalidArgument).
+std::vector<float> reference_binary_convolution(const float* x, const Shape& x_shape, const Filter& f,
+                                                const BinaryConvolution::Attributes& a);
+std::vector<float> reference_binary_convolution(const std::uint8_t* x, const Shape& x_shape, const Filter& f,
+                                                const BinaryConvolution::Attributes& a);
+
+// The input bit rule: x > t, exact IEEE comparison (subnormals count as themselves), NaN is false.
+bool input_bit(float x, float threshold) noexcept;
+
+}  // namespace xnorcl

@@ -1,0 +1,88 @@
+// The device, its queue and the compiled kernel programs.
+//
+// Thread safety: one Runtime (and its copies) may be used from many threads at once; programs are built
+// during create() and only read afterwards. One BinaryConvolution may be used from one thread at a time;
+// every BinaryConvolution owns its cl::Kernel objects, so different ones may run concurrently on one Runtime.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "xnorcl/opencl.hpp"
+#include "xnorcl/shape.hpp"
+
+namespace xnorcl {
+
+struct RuntimeOptions {
+  // "P:D" (platform and device indices) or a case-insensitive substring of "<platform> / <device>".
+  // Unset: XNORCL_DEVICE, else the first GPU, else accelerator, else CPU.
+  std::optional<std::string> device;
+  // Unset: XNORCL_VARIANT (auto|local|global), else Auto.
+  std::optional<Variant> variant;
+  // Program-binary cache directory; "off" disables it. Unset: XNORCL_CACHE_DIR, else the default.
+  std::optional<std::string> cache_dir;
+  // Upper bound on every launch's work-group size (below the device's and the kernel's own limits).
+  // Unset: XNORCL_MAX_WORK_GROUP_SIZE, else no extra cap.
+  std::optional<std::size_t> max_work_group_size;
+  // Build messages (program builds, cache hits and misses); unset: silent.
+  std::function<void(const std::string&)> log;
+};
+
+// One OpenCL device as the runtime sees it (for listings and for `xnorcl-bench devices`).
+struct DeviceInfo {
+  int platform_index = 0;
+  int device_index = 0;
+  std::string platform_name;
+  std::string device_name;
+  std::string device_version;
+  std::string driver_version;
+  std::string type;  // "GPU", "CPU", "ACCELERATOR", ...
+  bool local_mem_is_local = false;
+  std::size_t local_mem_size = 0;
+  std::size_t max_work_group_size = 0;
+  std::size_t max_mem_alloc_size = 0;
+  std::size_t global_mem_size = 0;
+  unsigned compute_units = 0;
+  Variant auto_variant = Variant::Global;  // what Variant::Auto picks there
+  std::string auto_reason;
+  std::string label() const { return platform_name + " / " + device_name; }
+};
+
+// Every device of every platform, in platform and device order. Throws DeviceNotFound with no platform.
+std::vector<DeviceInfo> list_devices();
+
+namespace detail {
+struct RuntimeState;
+}
+
+class Runtime {
+ public:
+  static Runtime create();
+  static Runtime create(const RuntimeOptions& options);
+  // For apps that own their OpenCL objects. A queue created without CL_QUEUE_PROFILING_ENABLE works, but
+  // then per-stage timings are not available.
+  static Runtime create(const cl::Context& context, const cl::Device& device, const cl::CommandQueue& queue,
+                        const RuntimeOptions& options = {});
+
+  std::string device_name() const;  // "<platform> / <device>"
+  Variant variant() const;          // Local or Global, never Auto
+  std::string variant_reason() const;
+  cl::Context context() const;
+  cl::CommandQueue queue() const;
+  cl::Device device() const;
+  const DeviceInfo& device_info() const;
+  bool profiling_enabled() const;
+
+  // Internal state shared by copies; not part of the stable API.
+  const std::shared_ptr<detail::RuntimeState>& state() const noexcept { return state_; }
+
+ private:
+  explicit Runtime(std::shared_ptr<detail::RuntimeState> s) : state_(std::move(s)) {}
+  std::shared_ptr<detail::RuntimeState> state_;
+};
+
+}  // namespace xnorcl

@@ -1,0 +1,60 @@
+// Device quirks, kernel configurations and the variant rule: the one place that knows about architectures.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xnorcl/opencl.hpp"
+#include "xnorcl/runtime.hpp"
+#include "xnorcl/shape.hpp"
+
+namespace xnorcl::detail {
+
+enum class Architecture { Unknown, Mali, Adreno, Nvidia, Amd, Intel, PoclCpu, Oclgrind };
+const char* to_string(Architecture a);
+
+struct DeviceProfile {
+  Architecture architecture = Architecture::Unknown;
+  DeviceInfo info;
+};
+
+DeviceProfile profile_device(const cl::Device& device, int platform_index = 0, int device_index = 0);
+
+// One compiled configuration of cl_kernels/xnor_gemm.cl. A work-group of wg x wg work-items computes a
+// tile of (wg*tm) output channels by (wg*tn) output positions; the Local variant stages kt words of K per
+// step in __local memory.
+struct GemmConfig {
+  Variant variant = Variant::Global;
+  int wg = 8;
+  int tm = 4;
+  int tn = 4;
+  int kt = 8;
+  int tile_m() const { return wg * tm; }
+  int tile_n() const { return wg * tn; }
+  std::size_t work_group_size() const { return static_cast<std::size_t>(wg) * wg; }
+  std::size_t local_bytes() const;  // __local memory the kernel declares
+  std::string build_options() const;
+};
+
+// Candidates for a variant, largest work-group first; the runtime builds the first that the device, the
+// kernel and RuntimeOptions::max_work_group_size allow.
+std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profile);
+
+// Work-group sizes for the one-dimensional kernels (packing, pad correction), largest first.
+std::vector<std::size_t> linear_work_group_sizes();
+std::string linear_build_options(std::size_t work_group_size);
+
+struct VariantChoice {
+  Variant variant;
+  std::string reason;
+};
+// Auto: Local only where local memory is on-chip (CL_LOCAL), the Local tiles fit in
+// min(CL_DEVICE_LOCAL_MEM_SIZE, 32 KiB), and the device is not a Mali. A forced variant that cannot run throws.
+VariantChoice choose_variant(Variant requested, const DeviceProfile& profile);
+
+// Every (kernel file, build options) pair the runtime can emit, for the CI's clang check.
+std::vector<std::pair<std::string, std::string>> all_build_option_sets();
+
+}  // namespace xnorcl::detail

@@ -1,0 +1,33 @@
+// What a Runtime and its copies share.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "device_profile.hpp"
+#include "xnorcl/opencl.hpp"
+#include "xnorcl/runtime.hpp"
+
+namespace xnorcl::detail {
+
+struct RuntimeState {
+  cl::Context context;
+  cl::Device device;
+  cl::CommandQueue queue;
+  DeviceProfile profile;
+  RuntimeOptions options;
+  Variant variant = Variant::Global;
+  std::string variant_reason;
+  bool profiling = false;
+  std::size_t work_group_cap = 0;  // min(device max, RuntimeOptions cap)
+
+  // Programs built once in Runtime::create; only read afterwards, so threads may share them.
+  cl::Program im2col_pack;  // kernels im2col_pack_f32, im2col_pack_u8
+  std::size_t pack_work_group = 1;
+  cl::Program pad_correction;  // kernel pad_correction
+  std::size_t correction_work_group = 1;
+  cl::Program xnor_gemm;  // kernel xnor_gemm
+  GemmConfig gemm;
+};
+
+}  // namespace xnorcl::detail

@@ -1,0 +1,7 @@
+#include "xnorcl/version.hpp"
+
+namespace xnorcl {
+
+const char* version() noexcept { return XNORCL_VERSION_STRING; }
+
+}  // namespace xnorcl

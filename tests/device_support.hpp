@@ -1,0 +1,38 @@
+// Shared helpers of the device tests.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "xnorcl/xnorcl.hpp"
+
+namespace xnorcl::test {
+
+// One Runtime per forced variant per process (programs build once). A missing OpenCL platform fails the
+// test: a device test never passes without a device. Only a job that declares XNORCL_EXPECT_NO_DEVICE=1
+// (the qemu cross job) turns that into exit code 77, which CTest reports as skipped.
+inline Runtime& runtime_for(Variant variant) {
+  static std::map<Variant, Runtime> runtimes;
+  auto it = runtimes.find(variant);
+  if (it != runtimes.end()) return it->second;
+  try {
+    RuntimeOptions options;
+    options.variant = variant;
+    return runtimes.emplace(variant, Runtime::create(options)).first->second;
+  } catch (const DeviceNotFound& e) {
+    const char* expect = std::getenv("XNORCL_EXPECT_NO_DEVICE");
+    if (expect && std::string(expect) == "1") {
+      std::fprintf(stderr, "skipped: no OpenCL device (XNORCL_EXPECT_NO_DEVICE=1): %s\n", e.what());
+      std::fflush(stderr);
+      std::_Exit(77);
+    }
+    FAIL("no OpenCL device for a device test: " << e.what());
+    throw;
+  }
+}
+
+}  // namespace xnorcl::test
