@@ -2,6 +2,9 @@
 // (reference, device packing) reads one layout.
 #include "xnorcl/filter.hpp"
 
+#include <limits>
+#include <string>
+
 #include "shape_inference.hpp"
 #include "xnorcl/error.hpp"
 
@@ -16,8 +19,15 @@ std::uint8_t reverse_bits(std::uint8_t b) {
   return b;
 }
 
-std::size_t packed_bytes(std::int64_t bits) {
-  return static_cast<std::size_t>(bits / 8 + (bits % 8 != 0));
+// On a 32-bit target a valid int64 element count can need more bytes than size_t holds; truncating it would
+// make bit() read past the vector.
+std::size_t packed_bytes(std::int64_t bits, const Shape& shape) {
+  const std::uint64_t bytes = static_cast<std::uint64_t>(bits / 8 + (bits % 8 != 0));
+  if (bytes > std::numeric_limits<std::size_t>::max()) {
+    throw InvalidArgument("filter " + to_string(shape) + " needs " + std::to_string(bytes) +
+                          " bytes, more than this platform can address");
+  }
+  return static_cast<std::size_t>(bytes);
 }
 
 // Callers' bytes may hold anything past the last element, but msb_first_bytes() promises zeros there so that
@@ -28,8 +38,8 @@ void clear_unused_bits(std::vector<std::uint8_t>& msb_first, std::int64_t bits) 
 }
 
 template <class T>
-std::vector<std::uint8_t> pack_values(const T* values, std::int64_t count) {
-  std::vector<std::uint8_t> msb_first(packed_bytes(count), 0);
+std::vector<std::uint8_t> pack_values(const T* values, std::int64_t count, const Shape& shape) {
+  std::vector<std::uint8_t> msb_first(packed_bytes(count, shape), 0);
   for (std::int64_t i = 0; i < count; ++i) {
     // A NaN compares false, so it is -1 like every value that is not above zero.
     if (values[i] > 0)
@@ -52,7 +62,7 @@ Filter Filter::from_packed(const std::uint8_t* bytes, std::size_t byte_count, co
                            BitOrder order) {
   const char* function = "Filter::from_packed";
   const std::int64_t count = checked_count(shape, function);
-  const std::size_t needed = packed_bytes(count);
+  const std::size_t needed = packed_bytes(count, shape);
   if (bytes == nullptr) {
     throw InvalidArgument(std::string(function) + ": bytes is a null pointer (filter " + to_string(shape) +
                           " needs " + std::to_string(needed) + " bytes)");
@@ -83,7 +93,7 @@ Filter Filter::from_values(const float* values, const Shape& shape) {
     throw InvalidArgument("Filter::from_values: values is a null pointer (filter " + to_string(shape) +
                           " needs " + std::to_string(count) + " floats)");
   }
-  return Filter(shape, pack_values(values, count));
+  return Filter(shape, pack_values(values, count, shape));
 }
 
 Filter Filter::from_values(const std::uint8_t* values, const Shape& shape) {
@@ -92,7 +102,7 @@ Filter Filter::from_values(const std::uint8_t* values, const Shape& shape) {
     throw InvalidArgument("Filter::from_values: values is a null pointer (filter " + to_string(shape) +
                           " needs " + std::to_string(count) + " uint8 values)");
   }
-  return Filter(shape, pack_values(values, count));
+  return Filter(shape, pack_values(values, count, shape));
 }
 
 }  // namespace xnorcl
