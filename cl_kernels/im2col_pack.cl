@@ -57,11 +57,15 @@ inline uint order_key(uint u) {
       patches[out_index] = 0u;                                                                                \
       return;                                                                                                 \
     }                                                                                                         \
+    /* Quotient and remainder written out: LLVM's div/rem pairing emits `freeze`, which Oclgrind 21.10's */ \
+    /* uninitialized-value checker cannot execute. */                                                        \
     const int per_image = rows * OW;                                                                          \
-    const int n = n0 + p / per_image;                                                                         \
-    const int r = p % per_image;                                                                              \
-    const int oy = oy0 + r / OW;                                                                              \
-    const int ox = r % OW;                                                                                    \
+    const int image = p / per_image;                                                                          \
+    const int r = p - image * per_image;                                                                      \
+    const int n = n0 + image;                                                                                 \
+    const int row = r / OW;                                                                                   \
+    const int oy = oy0 + row;                                                                                 \
+    const int ox = r - row * OW;                                                                              \
     const int iy0 = oy * stride_y - pad_top;                                                                  \
     const int ix0 = ox * stride_x - pad_left;                                                                 \
     /* Decode k0 = 32*w once, then step the counters. */                                                     \

@@ -37,25 +37,30 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void pad_correctio
   const int left = ox_lo;
   const int right = OW - ox_hi;
   const ulong border = (ulong)(top + bottom) * (ulong)OW + (ulong)(oy_hi - oy_lo) * (ulong)(left + right);
+  // Quotients and remainders are written out: a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
+  // uninitialized-value checker cannot execute.
   const ulong plane_index = g / border;  // n*C_OUT + o
   long b = (long)(g - plane_index * border);
-  const int o = (int)(plane_index % (ulong)C_OUT);
+  const ulong n = plane_index / (ulong)C_OUT;
+  const int o = (int)(plane_index - n * (ulong)C_OUT);
 
   int oy;
   int ox;
   if (b < (long)top * OW) {
     oy = (int)(b / OW);
-    ox = (int)(b % OW);
+    ox = (int)(b - (long)oy * OW);
   } else {
     b -= (long)top * OW;
     if (b < (long)bottom * OW) {
-      oy = oy_hi + (int)(b / OW);
-      ox = (int)(b % OW);
+      const int row = (int)(b / OW);
+      oy = oy_hi + row;
+      ox = (int)(b - (long)row * OW);
     } else {
       b -= (long)bottom * OW;
       const int side = left + right;
-      oy = oy_lo + (int)(b / side);
-      const int c = (int)(b % side);
+      const int row = (int)(b / side);
+      oy = oy_lo + row;
+      const int c = (int)(b - (long)row * side);
       ox = c < left ? c : ox_hi + (c - left);
     }
   }

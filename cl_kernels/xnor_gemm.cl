@@ -40,8 +40,11 @@ inline void store_block(__global float* restrict y, const uint acc[TM][TN], cons
   for (int j = 0; j < TN; ++j) {
     const int p = p_first + j * p_step;
     if (p >= P) continue;
-    const int n = n0 + p / per_image;
-    const ulong column = row_offset + (ulong)(p % per_image);
+    // Quotient and remainder written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
+    // uninitialized-value checker cannot execute).
+    const int image = p / per_image;
+    const int n = n0 + image;
+    const ulong column = row_offset + (ulong)(p - image * per_image);
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
       const int o = o_first + i * o_step;

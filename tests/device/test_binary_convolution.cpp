@@ -163,6 +163,13 @@ void enqueue_refuses_small_buffers(Variant variant) {
   REQUIRE(std::memcmp(back.data(), sentinel.data(), out_bytes) == 0);
   rt.queue().enqueueReadBuffer(small_out, CL_TRUE, 0, out_bytes - 4, back.data());
   REQUIRE(std::memcmp(back.data(), sentinel.data(), out_bytes - 4) == 0);
+  // The object still works with buffers of the right size.
+  const std::vector<float> x = c.uint8_input ? std::vector<float>(c.x_u8.begin(), c.x_u8.end()) : c.x_f32;
+  rt.queue().enqueueWriteBuffer(in, CL_TRUE, 0, in_bytes, x.data());
+  conv.enqueue(in, out).wait();
+  rt.queue().enqueueReadBuffer(out, CL_TRUE, 0, out_bytes, back.data());
+  require_kernels_ran(conv, variant, false);
+  REQUIRE(bitwise_difference(back, c.reference(), y_shape).empty());
 }
 
 void run_leaves_output_untouched_on_error(Variant variant) {
@@ -212,6 +219,8 @@ void plan_reports_launches(Variant variant) {
   }
   REQUIRE(p.scratch_bytes > 0);
   REQUIRE(p.to_string().find("xnor_gemm") != std::string::npos);
+  run_case(conv, c);
+  require_kernels_ran(conv, variant, c.uint8_input);
 }
 
 }  // namespace
