@@ -22,8 +22,9 @@
 //     contiguous (p0 = global_id(0) * TN), so the loads are vload4s of adjacent 16-byte blocks. No __local, no
 //     barriers.
 //   LOCAL_VARIANT 1 (Local, on-chip local memory): per step the work-group stages a KT x TILE_M block of filters
-//     and a KT x TILE_N block of patches in __local (coalesced loads, words w >= Kw are zero), then each
-//     work-item reads rows lid1 + i*WG and columns lid0 + j*WG (adjacent work-items, adjacent banks).
+//     and a KT x TILE_N block of patches in __local (coalesced loads, words w >= Kw are zero and skipped),
+//     then each work-item reads rows lid1 + i*WG and columns lid0 + j*WG (adjacent work-items, adjacent
+//     banks).
 // Both variants add the same integers, so their results are identical.
 
 #if !defined(LOCAL_VARIANT) || !defined(WG) || !defined(TM) || !defined(TN) || !defined(KT)
@@ -131,8 +132,10 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
       Bs[kk][col] = w < Kw ? patches[(ulong)w * (ulong)P_pad + (ulong)(group_p0 + col)] : 0u;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-    for (int kk = 0; kk < KT; ++kk) {
+    // Rows kk >= Kw - kb hold zeros (they would add nothing): skip them, so a small K (a 3-channel first
+    // layer has Kw = 3) does not pay for KT words per step.
+    const int steps = min(KT, Kw - kb);
+    for (int kk = 0; kk < steps; ++kk) {
       uint a[TM];
       uint b[TN];
 #pragma unroll
