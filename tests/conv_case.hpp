@@ -273,7 +273,7 @@ inline std::vector<float> random_thresholds(Rng& rng, std::int64_t C, bool uint8
 }
 
 // A random configuration whose work (N*C_OUT*OH*OW*K) stays below max_work, so hundreds run in seconds.
-inline ConvCase random_case(std::uint64_t seed, double max_work = 6e6) {
+inline ConvCase random_case(std::uint64_t seed, double max_work = 1.5e7) {
   Rng rng(seed);
   static const std::vector<std::int64_t> c_in_choices = {1,  2,  3,   31,  32,  33,  63,
                                                          64, 65, 127, 128, 129, 256, 257};
