@@ -67,7 +67,8 @@ ConvCase make_case(const std::string& name, std::uint64_t seed, Shape x, Shape f
   return c;
 }
 
-// At most about 10^6 work-item-taps each. C_OUT and K are no multiples of any tile; every pad class appears.
+// At most about 10^6 work-item-taps each. C_OUT and K are no multiples of any tile (the first case spans
+// several work-groups in both GEMM dimensions); every pad class appears.
 std::vector<OclgrindCase> cases() {
   using A = BinaryConvolution::Attributes;
   auto explicit_pads = [](std::array<int, 2> b, std::array<int, 2> e, float v) {
@@ -83,7 +84,7 @@ std::vector<OclgrindCase> cases() {
     // Symmetric pads, pad correction (v = 0.5), N = 2, K = 297 (10 words, not a multiple of KT).
     t.push_back(
         {v, 0,
-         make_case("pads 1/1 v=0.5 N=2" + s, 11, {2, 33, 6, 7}, {37, 33, 3, 3},
+         make_case("pads 1/1 v=0.5 N=2" + s, 11, {2, 33, 9, 10}, {70, 33, 3, 3},
                    explicit_pads({1, 1}, {1, 1}, 0.5f), false, InputKind::Floats, BitOrder::MsbFirst, true)});
     // 3-channel first layer, uint8 input, LsbFirst, v = 0.
     t.push_back({v, 0,
