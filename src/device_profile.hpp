@@ -51,7 +51,8 @@ struct VariantChoice {
   std::string reason;
 };
 // Auto: Local only where local memory is on-chip (CL_LOCAL), the Local tiles fit in
-// min(CL_DEVICE_LOCAL_MEM_SIZE, 32 KiB), and the device is not a Mali. A forced variant that cannot run throws.
+// min(CL_DEVICE_LOCAL_MEM_SIZE, 32 KiB), and the device is not a Mali. A forced variant that cannot run
+// throws.
 VariantChoice choose_variant(Variant requested, const DeviceProfile& profile);
 
 // Every (kernel file, build options) pair the runtime can emit, for the CI's clang check.

@@ -7,7 +7,8 @@ namespace xnorcl {
 std::string cl_error_name(std::int32_t code) {
   switch (code) {
 #define XNORCL_CL_ERROR(name) \
-  case name: return #name;
+  case name:                  \
+    return #name;
     XNORCL_CL_ERROR(CL_SUCCESS)
     XNORCL_CL_ERROR(CL_DEVICE_NOT_FOUND)
     XNORCL_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
@@ -68,8 +69,10 @@ std::string cl_error_name(std::int32_t code) {
     XNORCL_CL_ERROR(CL_INVALID_LINKER_OPTIONS)
     XNORCL_CL_ERROR(CL_INVALID_DEVICE_PARTITION_COUNT)
 #undef XNORCL_CL_ERROR
-    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
-    default: return "CL error " + std::to_string(code);
+    case -1001:
+      return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+      return "CL error " + std::to_string(code);
   }
 }
 

@@ -9,21 +9,30 @@ std::string to_string(const Shape& s) {
 
 std::string to_string(AutoPad p) {
   switch (p) {
-    case AutoPad::Explicit: return "explicit";
-    case AutoPad::SameUpper: return "same_upper";
-    case AutoPad::SameLower: return "same_lower";
-    case AutoPad::Valid: return "valid";
+    case AutoPad::Explicit:
+      return "explicit";
+    case AutoPad::SameUpper:
+      return "same_upper";
+    case AutoPad::SameLower:
+      return "same_lower";
+    case AutoPad::Valid:
+      return "valid";
   }
   return "unknown";
 }
 
-std::string to_string(BitOrder o) { return o == BitOrder::MsbFirst ? "msb_first" : "lsb_first"; }
+std::string to_string(BitOrder o) {
+  return o == BitOrder::MsbFirst ? "msb_first" : "lsb_first";
+}
 
 std::string to_string(Variant v) {
   switch (v) {
-    case Variant::Auto: return "auto";
-    case Variant::Local: return "local";
-    case Variant::Global: return "global";
+    case Variant::Auto:
+      return "auto";
+    case Variant::Local:
+      return "local";
+    case Variant::Global:
+      return "global";
   }
   return "unknown";
 }

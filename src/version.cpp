@@ -2,6 +2,8 @@
 
 namespace xnorcl {
 
-const char* version() noexcept { return XNORCL_VERSION_STRING; }
+const char* version() noexcept {
+  return XNORCL_VERSION_STRING;
+}
 
 }  // namespace xnorcl

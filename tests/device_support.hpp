@@ -3,8 +3,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 

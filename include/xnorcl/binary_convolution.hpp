@@ -32,13 +32,13 @@ struct Plan {
     std::array<std::size_t, 2> local{};
   };
   Variant variant = Variant::Global;
-  std::string build_options;  // the GEMM program's tile configuration
-  int tile_m = 0, tile_n = 0;  // output channels x output positions per work-group
-  int words_per_patch = 0;     // 32-bit words per packed patch (K bits padded to a word)
-  std::int64_t patch_bits = 0; // K = C_IN*KH*KW
-  int chunks = 1;              // pieces the work is split into to respect CL_DEVICE_MAX_MEM_ALLOC_SIZE
-  std::vector<Launch> launches;  // for the first chunk
-  std::size_t scratch_bytes = 0; // device memory the object holds besides the caller's input and output
+  std::string build_options;      // the GEMM program's tile configuration
+  int tile_m = 0, tile_n = 0;     // output channels x output positions per work-group
+  int words_per_patch = 0;        // 32-bit words per packed patch (K bits padded to a word)
+  std::int64_t patch_bits = 0;    // K = C_IN*KH*KW
+  int chunks = 1;                 // pieces the work is split into to respect CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  std::vector<Launch> launches;   // for the first chunk
+  std::size_t scratch_bytes = 0;  // device memory the object holds besides the caller's input and output
   std::string to_string() const;
 };
 

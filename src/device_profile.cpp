@@ -1,0 +1,179 @@
+#include "device_profile.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "xnorcl/error.hpp"
+
+namespace xnorcl::detail {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool contains(const std::string& haystack, const char* needle) {
+  return lower(haystack).find(needle) != std::string::npos;
+}
+
+std::string device_type_name(cl_device_type t) {
+  if (t & CL_DEVICE_TYPE_GPU) return "GPU";
+  if (t & CL_DEVICE_TYPE_ACCELERATOR) return "ACCELERATOR";
+  if (t & CL_DEVICE_TYPE_CPU) return "CPU";
+  return "OTHER";
+}
+
+// Local tiles must fit in this much on-chip memory; more would cut occupancy on the small GPUs we target.
+constexpr std::size_t kLocalMemoryBudget = 32 * 1024;
+
+}  // namespace
+
+const char* to_string(Architecture a) {
+  switch (a) {
+    case Architecture::Mali:
+      return "Arm Mali";
+    case Architecture::Adreno:
+      return "Qualcomm Adreno";
+    case Architecture::Nvidia:
+      return "NVIDIA";
+    case Architecture::Amd:
+      return "AMD";
+    case Architecture::Intel:
+      return "Intel";
+    case Architecture::PoclCpu:
+      return "PoCL CPU";
+    case Architecture::Oclgrind:
+      return "Oclgrind";
+    case Architecture::Unknown:
+      break;
+  }
+  return "unknown";
+}
+
+DeviceProfile profile_device(const cl::Device& device, int platform_index, int device_index) {
+  DeviceProfile p;
+  DeviceInfo& i = p.info;
+  cl::Platform platform(device.getInfo<CL_DEVICE_PLATFORM>());
+  i.platform_index = platform_index;
+  i.device_index = device_index;
+  i.platform_name = platform.getInfo<CL_PLATFORM_NAME>();
+  i.device_name = device.getInfo<CL_DEVICE_NAME>();
+  i.device_version = device.getInfo<CL_DEVICE_VERSION>();
+  i.driver_version = device.getInfo<CL_DRIVER_VERSION>();
+  i.type = device_type_name(device.getInfo<CL_DEVICE_TYPE>());
+  i.local_mem_is_local = device.getInfo<CL_DEVICE_LOCAL_MEM_TYPE>() == CL_LOCAL;
+  i.local_mem_size = static_cast<std::size_t>(device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>());
+  i.max_work_group_size = device.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
+  i.max_mem_alloc_size = static_cast<std::size_t>(device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>());
+  i.global_mem_size = static_cast<std::size_t>(device.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>());
+  i.compute_units = device.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>();
+
+  const std::string vendor = device.getInfo<CL_DEVICE_VENDOR>();
+  const std::string all = i.platform_name + " " + vendor + " " + i.device_name;
+  if (contains(all, "mali")) {
+    p.architecture = Architecture::Mali;
+  } else if (contains(all, "adreno") || contains(all, "qualcomm")) {
+    p.architecture = Architecture::Adreno;
+  } else if (contains(all, "oclgrind")) {
+    p.architecture = Architecture::Oclgrind;
+  } else if (contains(all, "portable computing language") || contains(all, "pocl")) {
+    p.architecture = Architecture::PoclCpu;
+  } else if (contains(all, "nvidia")) {
+    p.architecture = Architecture::Nvidia;
+  } else if (contains(all, "advanced micro devices") || contains(all, "amd")) {
+    p.architecture = Architecture::Amd;
+  } else if (contains(all, "intel")) {
+    p.architecture = Architecture::Intel;
+  }
+  const VariantChoice choice = choose_variant(Variant::Auto, p);
+  i.auto_variant = choice.variant;
+  i.auto_reason = choice.reason;
+  return p;
+}
+
+std::size_t GemmConfig::local_bytes() const {
+  if (variant != Variant::Local) return 0;
+  return static_cast<std::size_t>(kt) * static_cast<std::size_t>(tile_m() + tile_n()) * sizeof(std::uint32_t);
+}
+
+std::string GemmConfig::build_options() const {
+  return "-cl-std=CL1.2 -DLOCAL_VARIANT=" + std::to_string(variant == Variant::Local ? 1 : 0) +
+         " -DWG=" + std::to_string(wg) + " -DTM=" + std::to_string(tm) + " -DTN=" + std::to_string(tn) +
+         " -DKT=" + std::to_string(kt);
+}
+
+std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profile) {
+  (void)profile;  // one table for every architecture until per-architecture tuning exists
+  std::vector<GemmConfig> configs;
+  // Mali-like devices run the register-tiled kernel with small work-groups; larger groups only help
+  // where tiles are shared through on-chip local memory.
+  const int largest = variant == Variant::Local ? 16 : 8;
+  for (int wg = largest; wg >= 1; wg /= 2) {
+    GemmConfig c;
+    c.variant = variant;
+    c.wg = wg;
+    configs.push_back(c);
+  }
+  return configs;
+}
+
+std::vector<std::size_t> linear_work_group_sizes() {
+  return {64, 32, 16, 8, 4, 2, 1};
+}
+
+std::string linear_build_options(std::size_t work_group_size) {
+  return "-cl-std=CL1.2 -DWG_SIZE=" + std::to_string(work_group_size);
+}
+
+VariantChoice choose_variant(Variant requested, const DeviceProfile& profile) {
+  const DeviceInfo& i = profile.info;
+  const std::size_t budget = std::min(i.local_mem_size, kLocalMemoryBudget);
+  const GemmConfig smallest_local = gemm_configs(Variant::Local, profile).back();
+  const GemmConfig largest_local = gemm_configs(Variant::Local, profile).front();
+  const std::string mem =
+      "CL_DEVICE_LOCAL_MEM_TYPE = " + std::string(i.local_mem_is_local ? "CL_LOCAL" : "CL_GLOBAL") +
+      ", CL_DEVICE_LOCAL_MEM_SIZE = " + std::to_string(i.local_mem_size) + " bytes";
+
+  if (requested == Variant::Global)
+    return {Variant::Global, "forced Global (RuntimeOptions or XNORCL_VARIANT)"};
+  if (requested == Variant::Local) {
+    if (smallest_local.local_bytes() > i.local_mem_size) {
+      throw Error("forced variant Local cannot run on " + i.label() + ": its smallest tiles need " +
+                  std::to_string(smallest_local.local_bytes()) + " bytes of local memory, the device has " +
+                  std::to_string(i.local_mem_size));
+    }
+    return {Variant::Local, "forced Local (RuntimeOptions or XNORCL_VARIANT)"};
+  }
+  if (profile.architecture == Architecture::Mali) {
+    return {Variant::Global,
+            "Auto chose Global: Mali GPUs keep __local memory in ordinary global memory (" + mem + ")"};
+  }
+  if (!i.local_mem_is_local) {
+    return {Variant::Global, "Auto chose Global: the device reports " + mem +
+                                 ", so staging tiles in __local memory would only add copies"};
+  }
+  if (largest_local.local_bytes() > budget) {
+    return {Variant::Global, "Auto chose Global: the Local tiles need " +
+                                 std::to_string(largest_local.local_bytes()) + " bytes, more than min(" +
+                                 mem + ", 32 KiB)"};
+  }
+  return {Variant::Local, "Auto chose Local: the device reports " + mem + " and the tiles (" +
+                              std::to_string(largest_local.local_bytes()) +
+                              " bytes) fit in min(local size, 32 KiB)"};
+}
+
+std::vector<std::pair<std::string, std::string>> all_build_option_sets() {
+  std::vector<std::pair<std::string, std::string>> sets;
+  for (std::size_t wg : linear_work_group_sizes()) {
+    sets.emplace_back("im2col_pack.cl", linear_build_options(wg));
+    sets.emplace_back("pad_correction.cl", linear_build_options(wg));
+  }
+  const DeviceProfile any;
+  for (Variant v : {Variant::Local, Variant::Global}) {
+    for (const GemmConfig& c : gemm_configs(v, any)) sets.emplace_back("xnor_gemm.cl", c.build_options());
+  }
+  return sets;
+}
+
+}  // namespace xnorcl::detail

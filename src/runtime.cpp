@@ -1,0 +1,302 @@
+#include "xnorcl/runtime.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+
+#include "cl_call.hpp"
+#include "device_profile.hpp"
+#include "embedded_kernels.hpp"
+#include "runtime_state.hpp"
+#include "xnorcl/error.hpp"
+
+namespace xnorcl {
+namespace {
+
+using detail::cl_call;
+using detail::RuntimeState;
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  return std::string(v);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+Variant parse_variant(const std::string& text, const char* source) {
+  const std::string v = lower(text);
+  if (v == "auto") return Variant::Auto;
+  if (v == "local") return Variant::Local;
+  if (v == "global") return Variant::Global;
+  throw Error(std::string(source) + " = '" + text + "' is not a variant; use auto, local or global");
+}
+
+std::size_t parse_size(const std::string& text, const char* source) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v == 0) {
+    throw Error(std::string(source) + " = '" + text + "' is not a positive integer");
+  }
+  return static_cast<std::size_t>(v);
+}
+
+// The options the caller set win; unset fields come from the environment.
+RuntimeOptions with_environment(RuntimeOptions o) {
+  if (!o.device) o.device = env("XNORCL_DEVICE");
+  if (!o.variant) {
+    if (auto v = env("XNORCL_VARIANT")) o.variant = parse_variant(*v, "XNORCL_VARIANT");
+  }
+  if (!o.cache_dir) o.cache_dir = env("XNORCL_CACHE_DIR");
+  if (!o.max_work_group_size) {
+    if (auto v = env("XNORCL_MAX_WORK_GROUP_SIZE"))
+      o.max_work_group_size = parse_size(*v, "XNORCL_MAX_WORK_GROUP_SIZE");
+  }
+  return o;
+}
+
+struct FoundDevice {
+  cl::Device device;
+  detail::DeviceProfile profile;
+};
+
+std::vector<FoundDevice> all_devices() {
+  std::vector<cl::Platform> platforms;
+  cl_int err = CL_SUCCESS;
+  try {
+    err = cl::Platform::get(&platforms);
+  } catch (const cl::Error& e) {
+    err = e.err();
+  }
+  if (err != CL_SUCCESS || platforms.empty()) {
+    throw DeviceNotFound(
+        "no OpenCL platform found (clGetPlatformIDs: " + cl_error_name(err) +
+        "). Install an OpenCL driver: on Debian or Ubuntu `apt-get install pocl-opencl-icd` runs OpenCL on "
+        "the "
+        "CPU; on a GPU install its vendor's driver. `clinfo -l` lists what the ICD loader finds.");
+  }
+  std::vector<FoundDevice> found;
+  for (std::size_t p = 0; p < platforms.size(); ++p) {
+    std::vector<cl::Device> devices;
+    try {
+      platforms[p].getDevices(CL_DEVICE_TYPE_ALL, &devices);
+    } catch (const cl::Error&) {
+      continue;  // a platform with no devices (CL_DEVICE_NOT_FOUND) is not an error
+    }
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      found.push_back(
+          {devices[d], detail::profile_device(devices[d], static_cast<int>(p), static_cast<int>(d))});
+    }
+  }
+  if (found.empty()) {
+    throw DeviceNotFound(
+        "OpenCL platforms exist but none has a device. Install a driver, e.g. "
+        "`apt-get install pocl-opencl-icd` for the CPU; `clinfo -l` lists what is found.");
+  }
+  return found;
+}
+
+std::string listing(const std::vector<FoundDevice>& devices) {
+  std::ostringstream out;
+  for (const auto& d : devices) {
+    out << "\n  " << d.profile.info.platform_index << ":" << d.profile.info.device_index << "  "
+        << d.profile.info.label() << " (" << d.profile.info.type << ")";
+  }
+  return out.str();
+}
+
+const FoundDevice& select_device(const std::vector<FoundDevice>& devices,
+                                 const std::optional<std::string>& request) {
+  if (request) {
+    const std::string& r = *request;
+    int p = -1, d = -1;
+    char tail = 0;
+    if (std::sscanf(r.c_str(), "%d:%d%c", &p, &d, &tail) == 2) {
+      for (const auto& f : devices) {
+        if (f.profile.info.platform_index == p && f.profile.info.device_index == d) return f;
+      }
+      throw DeviceNotFound("device '" + r +
+                           "' (platform:device) does not exist; available:" + listing(devices));
+    }
+    for (const auto& f : devices) {
+      if (lower(f.profile.info.label()).find(lower(r)) != std::string::npos) return f;
+    }
+    throw DeviceNotFound("device '" + r +
+                         "' matches no \"<platform> / <device>\" (case-insensitive substring) and " +
+                         "is not P:D; available:" + listing(devices));
+  }
+  for (const char* type : {"GPU", "ACCELERATOR", "CPU"}) {
+    for (const auto& f : devices) {
+      if (f.profile.info.type == type) return f;
+    }
+  }
+  return devices.front();
+}
+
+const detail::EmbeddedKernel& embedded(const std::string& file) {
+  for (const auto& k : detail::embedded_kernels()) {
+    if (file == k.file_name) return k;
+  }
+  throw Error("kernel source " + file + " is not embedded in the library");
+}
+
+void log(const RuntimeState& s, const std::string& message) {
+  if (s.options.log) s.options.log(message);
+}
+
+cl::Program build_program(const RuntimeState& s, const std::string& file, const std::string& options) {
+  const detail::EmbeddedKernel& k = embedded(file);
+  const auto start = std::chrono::steady_clock::now();
+  cl::Program program = cl_call([&] { return cl::Program(s.context, std::string(k.source, k.size)); },
+                                "creating the program of " + file);
+  try {
+    program.build(std::vector<cl::Device>{s.device}, options.c_str());
+  } catch (const cl::Error& e) {
+    std::string build_log;
+    try {
+      build_log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(s.device);
+    } catch (const cl::Error&) {
+      build_log = "(the driver gave no build log)";
+    }
+    throw BuildError("building " + file + " with '" + options + "' for " + s.profile.info.label() +
+                         " failed: " + cl_error_name(e.err()),
+                     build_log);
+  }
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  log(s, "built " + file + " " + options + " in " + std::to_string(ms) + " ms");
+  return program;
+}
+
+// Whether every named kernel of the program accepts work-groups of `size` work-items on this device.
+bool kernels_accept(const RuntimeState& s, const cl::Program& program, const std::vector<const char*>& names,
+                    std::size_t size) {
+  for (const char* name : names) {
+    cl::Kernel kernel(program, name);
+    if (kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(s.device) < size) return false;
+  }
+  return true;
+}
+
+// Builds the largest work-group configuration of a one-dimensional kernel file that fits every limit.
+void build_linear(RuntimeState& s, const std::string& file, const std::vector<const char*>& kernels,
+                  cl::Program& program, std::size_t& work_group) {
+  for (std::size_t size : detail::linear_work_group_sizes()) {
+    if (size > s.work_group_cap) continue;
+    cl::Program candidate = build_program(s, file, detail::linear_build_options(size));
+    if (kernels_accept(s, candidate, kernels, size)) {
+      program = candidate;
+      work_group = size;
+      return;
+    }
+    log(s, file + ": a kernel refuses work-groups of " + std::to_string(size) + "; trying smaller");
+  }
+  throw Error("no work-group size of " + file + " fits the limit of " + std::to_string(s.work_group_cap) +
+              " work-items on " + s.profile.info.label());
+}
+
+void build_gemm(RuntimeState& s) {
+  for (const detail::GemmConfig& c : detail::gemm_configs(s.variant, s.profile)) {
+    if (c.work_group_size() > s.work_group_cap || c.local_bytes() > s.profile.info.local_mem_size) continue;
+    cl::Program candidate = build_program(s, "xnor_gemm.cl", c.build_options());
+    if (kernels_accept(s, candidate, {"xnor_gemm"}, c.work_group_size())) {
+      s.xnor_gemm = candidate;
+      s.gemm = c;
+      return;
+    }
+    log(s, "xnor_gemm.cl: the kernel refuses work-groups of " + std::to_string(c.work_group_size()) +
+               "; trying smaller");
+  }
+  throw Error("no " + to_string(s.variant) + " configuration of xnor_gemm.cl fits the work-group limit of " +
+              std::to_string(s.work_group_cap) + " work-items on " + s.profile.info.label());
+}
+
+std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::Device& device,
+                                         const cl::CommandQueue& queue, detail::DeviceProfile profile,
+                                         const RuntimeOptions& options) {
+  auto s = std::make_shared<RuntimeState>();
+  s->context = context;
+  s->device = device;
+  s->queue = queue;
+  s->profile = std::move(profile);
+  s->options = options;
+  const detail::VariantChoice choice =
+      detail::choose_variant(options.variant.value_or(Variant::Auto), s->profile);
+  s->variant = choice.variant;
+  s->variant_reason = choice.reason;
+  s->profiling = (queue.getInfo<CL_QUEUE_PROPERTIES>() & CL_QUEUE_PROFILING_ENABLE) != 0;
+  s->work_group_cap = s->profile.info.max_work_group_size;
+  if (options.max_work_group_size)
+    s->work_group_cap = std::min(s->work_group_cap, *options.max_work_group_size);
+  // Every program of the variant in use is built now, once per Runtime, never per layer.
+  build_linear(*s, "im2col_pack.cl", {"im2col_pack_f32", "im2col_pack_u8"}, s->im2col_pack,
+               s->pack_work_group);
+  build_linear(*s, "pad_correction.cl", {"pad_correction"}, s->pad_correction, s->correction_work_group);
+  build_gemm(*s);
+  return s;
+}
+
+}  // namespace
+
+std::vector<DeviceInfo> list_devices() {
+  return cl_call([] {
+    std::vector<DeviceInfo> infos;
+    for (const auto& f : all_devices()) infos.push_back(f.profile.info);
+    return infos;
+  });
+}
+
+Runtime Runtime::create() {
+  return create(RuntimeOptions{});
+}
+
+Runtime Runtime::create(const RuntimeOptions& requested) {
+  return cl_call([&] {
+    const RuntimeOptions options = with_environment(requested);
+    const auto devices = all_devices();
+    const FoundDevice& chosen = select_device(devices, options.device);
+    cl::Context context(chosen.device);
+    cl::CommandQueue queue(context, chosen.device, CL_QUEUE_PROFILING_ENABLE);
+    return Runtime(make_state(context, chosen.device, queue, chosen.profile, options));
+  });
+}
+
+Runtime Runtime::create(const cl::Context& context, const cl::Device& device, const cl::CommandQueue& queue,
+                        const RuntimeOptions& requested) {
+  return cl_call([&] {
+    const RuntimeOptions options = with_environment(requested);
+    return Runtime(make_state(context, device, queue, detail::profile_device(device), options));
+  });
+}
+
+std::string Runtime::device_name() const {
+  return state_->profile.info.label();
+}
+Variant Runtime::variant() const {
+  return state_->variant;
+}
+std::string Runtime::variant_reason() const {
+  return state_->variant_reason;
+}
+cl::Context Runtime::context() const {
+  return state_->context;
+}
+cl::CommandQueue Runtime::queue() const {
+  return state_->queue;
+}
+cl::Device Runtime::device() const {
+  return state_->device;
+}
+const DeviceInfo& Runtime::device_info() const {
+  return state_->profile.info;
+}
+bool Runtime::profiling_enabled() const {
+  return state_->profiling;
+}
+
+}  // namespace xnorcl
