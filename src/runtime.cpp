@@ -149,17 +149,64 @@ void log(const RuntimeState& s, const std::string& message) {
   if (s.options.log) s.options.log(message);
 }
 
-cl::Program build_program(const RuntimeState& s, const std::string& file, const std::string& options) {
+struct BuiltProgram {
+  cl::Program program;
+  std::string cache_key;  // empty when the cache is off
+  bool from_cache = false;
+};
+
+double elapsed_ms(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A cached binary still goes through clBuildProgram (drivers finish or verify it there); any failure just
+// means the source is built instead.
+std::optional<cl::Program> program_from_cache(const RuntimeState& s, const std::string& key,
+                                              const std::string& options) {
+  auto binary = s.cache.load(key);
+  if (!binary) return std::nullopt;
+  cl_device_id device = s.device();
+  const unsigned char* image = binary->data();
+  std::size_t size = binary->size();
+  cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+  cl_program raw = clCreateProgramWithBinary(s.context(), 1, &device, &size, &image, &status, &err);
+  if (err != CL_SUCCESS || status != CL_SUCCESS) {
+    log(s, "cached binary refused by clCreateProgramWithBinary (" +
+               cl_error_name(err != CL_SUCCESS ? err : status) + "); building from source");
+    if (raw) clReleaseProgram(raw);
+    return std::nullopt;
+  }
+  cl::Program program(raw);  // takes ownership
+  err = clBuildProgram(raw, 1, &device, options.c_str(), nullptr, nullptr);
+  if (err != CL_SUCCESS) {
+    log(s, "cached binary refused by clBuildProgram (" + cl_error_name(err) + "); building from source");
+    return std::nullopt;
+  }
+  return program;
+}
+
+BuiltProgram build_program(const RuntimeState& s, const std::string& file, const std::string& options) {
   const detail::EmbeddedKernel& k = embedded(file);
+  const std::string source(k.source, k.size);
   const auto start = std::chrono::steady_clock::now();
-  cl::Program program = cl_call([&] { return cl::Program(s.context, std::string(k.source, k.size)); },
-                                "creating the program of " + file);
+  BuiltProgram built;
+  if (s.cache.enabled()) {
+    built.cache_key = detail::ProgramCache::key_text(source, options, s.device);
+    if (auto cached = program_from_cache(s, built.cache_key, options)) {
+      built.program = *cached;
+      built.from_cache = true;
+      log(s, "loaded " + file + " " + options + " from the cache in " + std::to_string(elapsed_ms(start)) +
+                 " ms");
+      return built;
+    }
+  }
+  built.program = cl_call([&] { return cl::Program(s.context, source); }, "creating the program of " + file);
   try {
-    program.build(std::vector<cl::Device>{s.device}, options.c_str());
+    built.program.build(std::vector<cl::Device>{s.device}, options.c_str());
   } catch (const cl::Error& e) {
     std::string build_log;
     try {
-      build_log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(s.device);
+      build_log = built.program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(s.device);
     } catch (const cl::Error&) {
       build_log = "(the driver gave no build log)";
     }
@@ -167,10 +214,27 @@ cl::Program build_program(const RuntimeState& s, const std::string& file, const 
                          " failed: " + cl_error_name(e.err()),
                      build_log);
   }
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  log(s, "built " + file + " " + options + " in " + std::to_string(ms) + " ms");
-  return program;
+  log(s, "built " + file + " " + options + " from source in " + std::to_string(elapsed_ms(start)) + " ms");
+  return built;
+}
+
+// Binaries are read only after the program's kernels exist: some drivers (Mali) compile lazily.
+void store_in_cache(const RuntimeState& s, const BuiltProgram& built) {
+  if (built.cache_key.empty() || built.from_cache) return;
+  cl_program program = built.program();
+  std::size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS ||
+      size == 0) {
+    log(s, "the driver returned no program binary; nothing cached");
+    return;
+  }
+  std::vector<unsigned char> binary(size);
+  unsigned char* image = binary.data();
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof image, &image, nullptr) != CL_SUCCESS) {
+    log(s, "clGetProgramInfo(CL_PROGRAM_BINARIES) failed; nothing cached");
+    return;
+  }
+  s.cache.store(built.cache_key, binary);
 }
 
 // Whether every named kernel of the program accepts work-groups of `size` work-items on this device.
@@ -188,9 +252,10 @@ void build_linear(RuntimeState& s, const std::string& file, const std::vector<co
                   cl::Program& program, std::size_t& work_group) {
   for (std::size_t size : detail::linear_work_group_sizes()) {
     if (size > s.work_group_cap) continue;
-    cl::Program candidate = build_program(s, file, detail::linear_build_options(size));
-    if (kernels_accept(s, candidate, kernels, size)) {
-      program = candidate;
+    const BuiltProgram candidate = build_program(s, file, detail::linear_build_options(size));
+    if (kernels_accept(s, candidate.program, kernels, size)) {
+      store_in_cache(s, candidate);
+      program = candidate.program;
       work_group = size;
       return;
     }
@@ -203,9 +268,10 @@ void build_linear(RuntimeState& s, const std::string& file, const std::vector<co
 void build_gemm(RuntimeState& s) {
   for (const detail::GemmConfig& c : detail::gemm_configs(s.variant, s.profile)) {
     if (c.work_group_size() > s.work_group_cap || c.local_bytes() > s.profile.info.local_mem_size) continue;
-    cl::Program candidate = build_program(s, "xnor_gemm.cl", c.build_options());
-    if (kernels_accept(s, candidate, {"xnor_gemm"}, c.work_group_size())) {
-      s.xnor_gemm = candidate;
+    const BuiltProgram candidate = build_program(s, "xnor_gemm.cl", c.build_options());
+    if (kernels_accept(s, candidate.program, {"xnor_gemm"}, c.work_group_size())) {
+      store_in_cache(s, candidate);
+      s.xnor_gemm = candidate.program;
       s.gemm = c;
       return;
     }
@@ -230,6 +296,8 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
   s->variant = choice.variant;
   s->variant_reason = choice.reason;
   s->profiling = (queue.getInfo<CL_QUEUE_PROPERTIES>() & CL_QUEUE_PROFILING_ENABLE) != 0;
+  const std::string cache_dir = options.cache_dir.value_or(detail::default_cache_directory());
+  s->cache = detail::ProgramCache(cache_dir == "off" ? "" : cache_dir, options.log);
   s->work_group_cap = s->profile.info.max_work_group_size;
   if (options.max_work_group_size)
     s->work_group_cap = std::min(s->work_group_cap, *options.max_work_group_size);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "device_profile.hpp"
+#include "program_cache.hpp"
 #include "xnorcl/opencl.hpp"
 #include "xnorcl/runtime.hpp"
 
@@ -20,6 +21,7 @@ struct RuntimeState {
   std::string variant_reason;
   bool profiling = false;
   std::size_t work_group_cap = 0;  // min(device max, RuntimeOptions cap)
+  ProgramCache cache{"", nullptr};
 
   // Programs built once in Runtime::create; only read afterwards, so threads may share them.
   cl::Program im2col_pack;  // kernels im2col_pack_f32, im2col_pack_u8

@@ -1,0 +1,115 @@
+// The program-binary cache: hits after a first build, and damaged entries ignored and rebuilt.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "device_support.hpp"
+#include "xnorcl/xnorcl.hpp"
+
+namespace fs = std::filesystem;
+using namespace xnorcl;
+
+namespace {
+
+struct CacheRun {
+  std::vector<std::string> messages;
+  int count(const std::string& what) const {
+    int n = 0;
+    for (const auto& m : messages) n += m.find(what) != std::string::npos;
+    return n;
+  }
+};
+
+CacheRun create_with_cache(const fs::path& dir) {
+  xnorcl::test::runtime_for(Variant::Global);  // fails the test, as every device test does, without a device
+  CacheRun run;
+  RuntimeOptions o;
+  o.cache_dir = dir.string();
+  o.variant = Variant::Global;
+  o.log = [&run](const std::string& m) { run.messages.push_back(m); };
+  Runtime::create(o);
+  return run;
+}
+
+fs::path fresh_directory() {
+  std::random_device rd;
+  const fs::path dir = fs::temp_directory_path() / ("xnorcl-cache-test-" + std::to_string(rd()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::vector<fs::path> entries(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+constexpr int kPrograms = 3;  // im2col_pack, pad_correction, xnor_gemm
+
+}  // namespace
+
+TEST_CASE("program cache: empty directory builds and stores, the next runtime loads every program",
+          "[cache]") {
+  const fs::path dir = fresh_directory();
+  const CacheRun cold = create_with_cache(dir);
+  CHECK(cold.count("from source") == kPrograms);
+  CHECK(cold.count("cache stored") == kPrograms);
+  REQUIRE(entries(dir).size() == kPrograms);
+  const CacheRun warm = create_with_cache(dir);
+  CHECK(warm.count("cache hit") == kPrograms);
+  CHECK(warm.count("from source") == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("program cache: corrupt, truncated and stale entries are ignored and rebuilt", "[cache]") {
+  const fs::path dir = fresh_directory();
+  create_with_cache(dir);
+  const auto files = entries(dir);
+  REQUIRE(files.size() == kPrograms);
+
+  SECTION("a flipped byte in the binary fails the checksum") {
+    std::fstream f(files[0], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-10, std::ios::end);
+    char c = 0;
+    f.read(&c, 1);
+    f.seekp(-10, std::ios::end);
+    c = static_cast<char>(c ^ 0x5a);
+    f.write(&c, 1);
+  }
+  SECTION("a truncated entry") {
+    fs::resize_file(files[0], fs::file_size(files[0]) / 2);
+  }
+  SECTION("an entry of another library version or driver is stale") {
+    std::fstream f(files[0], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(16);  // inside the key text: "xnorcl <version>"
+    f.write("#", 1);
+  }
+  SECTION("garbage instead of an entry") {
+    std::ofstream f(files[0], std::ios::binary | std::ios::trunc);
+    f << "not a program binary";
+  }
+  const CacheRun again = create_with_cache(dir);
+  CHECK(again.count("ignored") == 1);
+  CHECK(again.count("from source") == 1);
+  CHECK(again.count("cache hit") == kPrograms - 1);
+  // The rebuilt entry replaced the damaged one: everything hits now.
+  const CacheRun healed = create_with_cache(dir);
+  CHECK(healed.count("cache hit") == kPrograms);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("program cache: \"off\" writes nothing", "[cache]") {
+  const fs::path dir = fresh_directory();
+  xnorcl::test::runtime_for(Variant::Global);
+  CacheRun run;
+  RuntimeOptions o;
+  o.cache_dir = "off";
+  o.log = [&run](const std::string& m) { run.messages.push_back(m); };
+  Runtime::create(o);
+  CHECK(run.count("from source") == kPrograms);
+  CHECK(run.count("cache") == 0);
+  CHECK_FALSE(fs::exists(dir));
+}
