@@ -18,10 +18,13 @@ main_job=(build/tools/xnorcl-demo)
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 install_deps() {
-  local missing=() p
+  local missing=() p native_arch
+  native_arch=$(dpkg --print-architecture)
   for p in "${packages[@]}"; do
-    # dpkg-query is quick, so a machine that is already set up never waits for apt.
-    if [[ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" != installed ]]; then
+    # dpkg-query is quick, so a machine that is already set up never waits for apt. It prints a line per
+    # installed architecture (amd64 and a cross arm64, say); only the native one or "all" counts.
+    if ! dpkg-query -W -f='${Architecture} ${db:Status-Status}\n' "$p" 2>/dev/null |
+      grep -qxE "($native_arch|all) installed"; then
       missing+=("$p")
     fi
   done
@@ -32,8 +35,10 @@ install_deps() {
   echo "quickstart: installing ${missing[*]}"
   local sudo=()
   ((EUID == 0)) || sudo=(sudo)
-  "${sudo[@]}" apt-get update
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+  # Wait for another apt (unattended upgrades on a fresh machine) instead of failing at once.
+  local apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600)
+  "${apt[@]}" update
+  "${apt[@]}" install -y --no-install-recommends "${missing[@]}"
 }
 
 build() {
