@@ -69,30 +69,46 @@ void require_lists_devices(const std::string& message) {
   }
 }
 
-// A small layer with pad taps, run on `runtime` and compared bitwise with the reference. Also checks that
-// the plan uses the runtime's variant and that the packing and GEMM kernels ran, when profiling is on.
-void require_layer_matches_reference(const Runtime& runtime, std::uint32_t seed) {
-  const xnorcl::Shape x_shape{1, 8, 9, 9};
-  const xnorcl::Shape f_shape{4, 8, 3, 3};
+// A small random layer with pad taps.
+struct Layer {
+  xnorcl::Shape x_shape;
+  xnorcl::Shape f_shape;
+  xnorcl::BinaryConvolution::Attributes attributes;
+  std::vector<float> x;
+  xnorcl::Filter filter;
+
+  std::vector<float> reference() const {
+    return xnorcl::reference_binary_convolution(x.data(), x_shape, filter, attributes);
+  }
+};
+
+Layer make_layer(std::uint32_t seed, std::int64_t channels = 8, float pad_value = 0) {
+  const xnorcl::Shape x_shape{1, channels, 9, 7};
+  const xnorcl::Shape f_shape{4, channels, 3, 3};
   xnorcl::BinaryConvolution::Attributes attributes;
   attributes.pads_begin = {1, 1};
   attributes.pads_end = {1, 1};
-  attributes.pad_value = 0;
+  attributes.pad_value = pad_value;
   std::mt19937 rng(seed);
-  std::vector<float> x(8 * 9 * 9);
+  std::vector<float> x(static_cast<std::size_t>(channels * 9 * 7));
   for (float& value : x) value = static_cast<float>(rng() & 1u);
-  std::vector<std::uint8_t> bytes((4 * 8 * 3 * 3 + 7) / 8);
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>((4 * channels * 3 * 3 + 7) / 8));
   for (std::uint8_t& byte : bytes) byte = static_cast<std::uint8_t>(rng());
-  const xnorcl::Filter filter =
-      xnorcl::Filter::from_packed(bytes.data(), bytes.size(), f_shape, xnorcl::BitOrder::MsbFirst);
+  return {x_shape, f_shape, attributes, std::move(x),
+          xnorcl::Filter::from_packed(bytes.data(), bytes.size(), f_shape, xnorcl::BitOrder::MsbFirst)};
+}
 
-  xnorcl::BinaryConvolution conv(runtime, attributes, x_shape, filter);
+bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Runs a small layer on `runtime` and compares it bitwise with the reference. Also checks that the plan uses
+// the runtime's variant and, where the queue profiles, that the packing and GEMM kernels ran.
+void require_layer_matches_reference(const Runtime& runtime, std::uint32_t seed) {
+  const Layer layer = make_layer(seed);
+  xnorcl::BinaryConvolution conv(runtime, layer.attributes, layer.x_shape, layer.filter);
   REQUIRE(conv.plan().variant == runtime.variant());
-  const std::vector<float> y = conv.run(x.data());
-  const std::vector<float> expected =
-      xnorcl::reference_binary_convolution(x.data(), x_shape, filter, attributes);
-  REQUIRE(y.size() == expected.size());
-  REQUIRE(std::memcmp(y.data(), expected.data(), y.size() * sizeof(float)) == 0);
+  REQUIRE(bitwise_equal(conv.run(layer.x.data()), layer.reference()));
   if (runtime.profiling_enabled()) {
     const std::vector<xnorcl::StageTime> stages = conv.last_stage_times();
     auto ran = [&](const char* part) {
@@ -230,6 +246,17 @@ TEST_CASE("copies of a Runtime share its device, queue and programs", "[runtime]
   CHECK(copy.variant() == runtime.variant());
 }
 
+TEST_CASE("a BinaryConvolution keeps its Runtime alive", "[runtime]") {
+  require_device();
+  const Layer layer = make_layer(4);
+  std::optional<xnorcl::BinaryConvolution> conv;
+  {
+    const Runtime runtime = Runtime::create();
+    conv.emplace(runtime, layer.attributes, layer.x_shape, layer.filter);
+  }
+  CHECK(bitwise_equal(conv->run(layer.x.data()), layer.reference()));
+}
+
 // runtime.hpp: one Runtime may be used from many threads at once; each BinaryConvolution from one thread.
 TEST_CASE("one Runtime serves BinaryConvolutions on several threads at once", "[runtime]") {
   const Runtime& runtime = require_device();
@@ -243,25 +270,11 @@ TEST_CASE("one Runtime serves BinaryConvolutions on several threads at once", "[
       try {
         const Runtime copy = runtime;  // copies too may be used from any thread
         for (int run = 0; run < kRunsPerThread; ++run) {
-          const xnorcl::Shape x_shape{1, 4 + t, 7, 7};
-          const xnorcl::Shape f_shape{3, 4 + t, 3, 3};
-          xnorcl::BinaryConvolution::Attributes attributes;
-          attributes.pads_begin = {1, 1};
-          attributes.pads_end = {1, 1};
-          attributes.pad_value = run == 0 ? 0.0f : 1.0f;
-          std::mt19937 rng(static_cast<std::uint32_t>(100 * t + run));
-          std::vector<float> x(static_cast<std::size_t>((4 + t) * 7 * 7));
-          for (float& value : x) value = static_cast<float>(rng() & 1u);
-          std::vector<std::uint8_t> bytes(static_cast<std::size_t>((3 * (4 + t) * 9 + 7) / 8));
-          for (std::uint8_t& byte : bytes) byte = static_cast<std::uint8_t>(rng());
-          const xnorcl::Filter filter =
-              xnorcl::Filter::from_packed(bytes.data(), bytes.size(), f_shape, xnorcl::BitOrder::LsbFirst);
-          xnorcl::BinaryConvolution conv(copy, attributes, x_shape, filter);
-          const std::vector<float> y = conv.run(x.data());
-          const std::vector<float> expected =
-              xnorcl::reference_binary_convolution(x.data(), x_shape, filter, attributes);
-          if (y.size() != expected.size() ||
-              std::memcmp(y.data(), expected.data(), y.size() * sizeof(float)) != 0) {
+          // Different shapes and pad values per thread, so that the threads' launches differ.
+          const Layer layer =
+              make_layer(static_cast<std::uint32_t>(100 * t + run), 4 + t, run == 0 ? 0.0f : 1.0f);
+          xnorcl::BinaryConvolution conv(copy, layer.attributes, layer.x_shape, layer.filter);
+          if (!bitwise_equal(conv.run(layer.x.data()), layer.reference())) {
             failures[static_cast<std::size_t>(t)] =
                 "run " + std::to_string(run) + " differs from the reference";
             return;
