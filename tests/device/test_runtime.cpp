@@ -1,5 +1,6 @@
 // Runtime::create: device selection, the variant rule, options against the environment, apps' own OpenCL
-// objects, and the shared-handle and thread-safety promises of include/xnorcl/runtime.hpp.
+// objects, and the shared-handle promise of include/xnorcl/runtime.hpp (its thread-safety promise is
+// tested in test_threads.cpp).
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -8,7 +9,6 @@
 #include <optional>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "device_support.hpp"
@@ -82,13 +82,14 @@ struct Layer {
   }
 };
 
-Layer make_layer(std::uint32_t seed, std::int64_t channels = 8, float pad_value = 0) {
+Layer make_layer(std::uint32_t seed) {
+  constexpr std::int64_t channels = 8;
   const xnorcl::Shape x_shape{1, channels, 9, 7};
   const xnorcl::Shape f_shape{4, channels, 3, 3};
   xnorcl::BinaryConvolution::Attributes attributes;
   attributes.pads_begin = {1, 1};
   attributes.pads_end = {1, 1};
-  attributes.pad_value = pad_value;
+  attributes.pad_value = 0;
   std::mt19937 rng(seed);
   std::vector<float> x(static_cast<std::size_t>(channels * 9 * 7));
   for (float& value : x) value = static_cast<float>(rng() & 1u);
@@ -255,39 +256,4 @@ TEST_CASE("a BinaryConvolution keeps its Runtime alive", "[runtime]") {
     conv.emplace(runtime, layer.attributes, layer.x_shape, layer.filter);
   }
   CHECK(bitwise_equal(conv->run(layer.x.data()), layer.reference()));
-}
-
-// runtime.hpp: one Runtime may be used from many threads at once; each BinaryConvolution from one thread.
-TEST_CASE("one Runtime serves BinaryConvolutions on several threads at once", "[runtime]") {
-  const Runtime& runtime = require_device();
-  constexpr int kThreads = 4;
-  constexpr int kRunsPerThread = 3;
-  std::vector<std::string> failures(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      // Catch's assertions are not thread-safe: collect the outcome, assert on the main thread.
-      try {
-        const Runtime copy = runtime;  // copies too may be used from any thread
-        for (int run = 0; run < kRunsPerThread; ++run) {
-          // Different shapes and pad values per thread, so that the threads' launches differ.
-          const Layer layer =
-              make_layer(static_cast<std::uint32_t>(100 * t + run), 4 + t, run == 0 ? 0.0f : 1.0f);
-          xnorcl::BinaryConvolution conv(copy, layer.attributes, layer.x_shape, layer.filter);
-          if (!bitwise_equal(conv.run(layer.x.data()), layer.reference())) {
-            failures[static_cast<std::size_t>(t)] =
-                "run " + std::to_string(run) + " differs from the reference";
-            return;
-          }
-        }
-      } catch (const std::exception& e) {
-        failures[static_cast<std::size_t>(t)] = e.what();
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  for (int t = 0; t < kThreads; ++t) {
-    INFO("thread " << t);
-    CHECK(failures[static_cast<std::size_t>(t)] == "");
-  }
 }
