@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with ASan+UBSan (clang 14) and runs each for FUZZ_SECONDS (60 in CI),
+# failing on any crash, leak or mismatch, or when a target reaches fewer executions than it must.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${FUZZ_SECONDS:-60}
+
+if ! command -v clang++ >/dev/null || ! dpkg -s libclang-rt-14-dev >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev >/dev/null
+fi
+
+flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DXNORCL_BUILD_FUZZERS=ON -DXNORCL_BUILD_TESTS=OFF -DXNORCL_BUILD_TOOLS=OFF -DXNORCL_WERROR=ON \
+  -DCMAKE_CXX_FLAGS="$flags" >/dev/null
+cmake --build build-fuzz -j2
+
+export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export POCL_CACHE_DIR=$(mktemp -d)
+
+status=0
+for target in validation:10000 filter:10000 conv:500; do
+  name=${target%%:*}
+  minimum=${target##*:}
+  corpus=$(mktemp -d)
+  cp tests/fuzz/corpus/$name/* "$corpus"/
+  log=$(mktemp)
+  echo "== fuzz_$name for ${seconds}s (at least $minimum executions)"
+  if ! build-fuzz/tests/fuzz/fuzz_$name -max_total_time="$seconds" -print_final_stats=1 -timeout=30 \
+       -rss_limit_mb=4096 "$corpus" >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz_$name FAILED"
+    status=1
+    continue
+  fi
+  grep -E "^stat::" "$log"
+  executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  if [ "${executions:-0}" -lt "$minimum" ]; then
+    echo "fuzz_$name reached only ${executions:-0} executions (< $minimum)"
+    status=1
+  else
+    echo "fuzz_$name: $executions executions, no crash, leak or mismatch"
+  fi
+done
+exit $status

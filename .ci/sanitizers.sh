@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The sanitizer jobs: the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer on PoCL (with an
+# empty PoCL cache, so PoCL's own compiler runs inside the instrumented process), and the thread test under
+# ThreadSanitizer. Each job has a canary test that must fail, proving its sanitizer is live.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+job=${1:-all}
+jobs=${CTEST_JOBS:-2}
+
+asan() {
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXNORCL_SANITIZER=address -DXNORCL_WERROR=ON \
+    -DXNORCL_BUILD_TOOLS=OFF \
+    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+    >/dev/null
+  cmake --build build-asan -j2
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
+  export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  export POCL_CACHE_DIR=$(mktemp -d)
+  export XNORCL_CACHE_DIR=off
+  # The canary must fail with ASan's own report, not for any other reason.
+  build-asan/tests/canary_address >/tmp/canary_address.log 2>&1 && { echo "ASan canary did not fail"; exit 1; }
+  grep -q "ERROR: AddressSanitizer: heap-buffer-overflow" /tmp/canary_address.log ||
+    { cat /tmp/canary_address.log; echo "ASan canary failed without ASan's report"; exit 1; }
+  echo "ASan canary: reported as expected"
+  ctest --test-dir build-asan -j"$jobs" --output-on-failure -LE "oclgrind|soak"
+  if [ -n "$(ctest --test-dir build-asan -N -L oclgrind_icd | grep 'Test *#' || true)" ]; then
+    ctest --test-dir build-asan --output-on-failure -L oclgrind_icd
+  fi
+}
+
+tsan() {
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXNORCL_SANITIZER=thread -DXNORCL_WERROR=ON \
+    -DXNORCL_BUILD_TOOLS=OFF -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" >/dev/null
+  cmake --build build-tsan -j2
+  export TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/sanitizers/tsan.supp"
+  export XNORCL_CACHE_DIR=off
+  # TSan needs a fixed memory layout: no address-space randomisation.
+  local norandom="setarch $(uname -m) -R"
+  $norandom build-tsan/tests/canary_thread >/tmp/canary_thread.log 2>&1 && { echo "TSan canary did not fail"; exit 1; }
+  grep -q "WARNING: ThreadSanitizer: data race" /tmp/canary_thread.log ||
+    { cat /tmp/canary_thread.log; echo "TSan canary failed without TSan's report"; exit 1; }
+  echo "TSan canary: reported as expected"
+  $norandom ctest --test-dir build-tsan --output-on-failure -R "threads|canary"
+}
+
+case "$job" in
+  address) asan ;;
+  thread) tsan ;;
+  all) asan; tsan ;;
+  *) echo "usage: $0 [address|thread|all]"; exit 2 ;;
+esac

@@ -1,0 +1,89 @@
+// SPEC section 3's thread-safety promise: one Runtime shared by many threads, each BinaryConvolution used
+// by one thread at a time.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "device_support.hpp"
+#include "xnorcl/xnorcl.hpp"
+
+using namespace xnorcl;
+
+namespace {
+
+struct Layer {
+  Shape x_shape;
+  Filter filter;
+  BinaryConvolution::Attributes attributes;
+  std::vector<float> x;
+  std::vector<float> expected;
+};
+
+Layer random_layer(std::mt19937& rng) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const Shape xs{pick(1, 2), pick(1, 40), pick(4, 12), pick(4, 12)};
+  const Shape fs{pick(1, 40), xs[1], pick(1, 3), pick(1, 3)};
+  BinaryConvolution::Attributes a;
+  a.pads_begin = {pick(0, 1), pick(0, 1)};
+  a.pads_end = {pick(0, 1), pick(0, 1)};
+  a.strides = {pick(1, 2), pick(1, 2)};
+  const float pad_values[] = {-1.0f, 0.0f, 1.0f, 0.5f};
+  a.pad_value = pad_values[pick(0, 3)];
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>((fs[0] * fs[1] * fs[2] * fs[3] + 7) / 8));
+  for (auto& b : bytes) b = static_cast<std::uint8_t>(pick(0, 255));
+  std::vector<float> x(static_cast<std::size_t>(xs[0] * xs[1] * xs[2] * xs[3]));
+  for (auto& v : x) v = static_cast<float>(pick(0, 1));
+  Filter f = Filter::from_packed(bytes.data(), bytes.size(), fs, BitOrder::MsbFirst);
+  auto expected = reference_binary_convolution(x.data(), xs, f, a);
+  return {xs, std::move(f), a, std::move(x), std::move(expected)};
+}
+
+void many_threads_share_one_runtime(Variant variant) {
+  Runtime& runtime = xnorcl::test::runtime_for(variant);
+  constexpr int kThreads = 4, kRuns = 50;
+  std::mt19937 rng(4242);
+  std::vector<Layer> layers;
+  for (int t = 0; t < kThreads; ++t) layers.push_back(random_layer(rng));
+
+  std::atomic<int> matches{0};
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        const Layer& layer = layers[t];
+        BinaryConvolution conv(runtime, layer.attributes, layer.x_shape, layer.filter);
+        for (int r = 0; r < kRuns; ++r) {
+          const auto y = conv.run(layer.x.data());
+          if (y.size() == layer.expected.size() &&
+              std::memcmp(y.data(), layer.expected.data(), y.size() * sizeof(float)) == 0) {
+            ++matches;
+          } else {
+            failures[t] =
+                "thread " + std::to_string(t) + " run " + std::to_string(r) + " differs from the reference";
+          }
+        }
+        if (conv.plan().variant != variant) failures[t] = "wrong variant";
+      } catch (const std::exception& e) {
+        failures[t] = e.what();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const auto& f : failures) CHECK(f.empty());
+  REQUIRE(matches == kThreads * kRuns);
+}
+
+}  // namespace
+
+TEST_CASE("4 threads x 50 runs on one shared Runtime match the reference (Local)", "[local][threads]") {
+  many_threads_share_one_runtime(Variant::Local);
+}
+
+TEST_CASE("4 threads x 50 runs on one shared Runtime match the reference (Global)", "[global][threads]") {
+  many_threads_share_one_runtime(Variant::Global);
+}
