@@ -93,7 +93,7 @@ class PeakRunner {
 
     // Calibrate the iteration count so one launch takes about target_ms: long enough to dwarf launch
     // overhead and timer resolution, short enough for a shared machine.
-    const double target_ms = quick_ ? 4.0 : 40.0;
+    const double target_ms = quick_ ? 4.0 : 20.0;
     int iterations = 64;
     launch(kernel, iterations);  // first launch: PoCL finishes compiling for this local size here
     for (int round = 0; round < 4; ++round) {
