@@ -39,9 +39,10 @@ Layer spec_layer() {
 }
 
 // Spawns `self first-output ...` with the given cache directory; returns the milliseconds from just before
-// the spawn to the child's first output, or a negative value when the child failed.
+// the spawn to the child's first output and sets `detail` to the child's phase breakdown, or returns a
+// negative value and sets `detail` to what went wrong.
 double time_child(const std::string& self, const Options& o, const std::string& cache_dir,
-                  std::string& error) {
+                  std::string& detail) {
   std::vector<std::string> args{self, "first-output"};
   if (o.device) args.insert(args.end(), {"--device", *o.device});
   if (o.variant_given) args.insert(args.end(), {"--variant", xnorcl::to_string(o.variant)});
@@ -85,9 +86,11 @@ double time_child(const std::string& self, const Options& o, const std::string& 
   waitpid(pid, &status, 0);
   const auto at = out.find("first_output_ms ");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || at == std::string::npos) {
-    error = "child failed (status " + std::to_string(status) + "): " + out;
+    detail = "child failed (status " + std::to_string(status) + "): " + out;
     return -1;
   }
+  const auto phases = out.find("phases: ");
+  detail = phases == std::string::npos ? "" : out.substr(phases + 8, out.find('\n', phases) - phases - 8);
   return std::strtod(out.c_str() + at + 16, nullptr) - t0;
 }
 
@@ -104,10 +107,13 @@ int run_first_output(const Options& o) {
       static_cast<std::size_t>((l.filter[0] * l.filter[1] * l.filter[2] * l.filter[3] + 7) / 8));
   for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
 
+  const double t0 = monotonic_ms();
   const xnorcl::Runtime rt = make_runtime(o);
+  const double t_runtime = monotonic_ms();
   const xnorcl::Filter f =
       xnorcl::Filter::from_packed(bytes.data(), bytes.size(), l.filter, xnorcl::BitOrder::MsbFirst);
   xnorcl::BinaryConvolution conv(rt, l.attributes(0), l.input, f);
+  const double t_conv = monotonic_ms();
   const std::vector<float> y = conv.run(x.data());
   const double done = monotonic_ms();
 
@@ -116,6 +122,10 @@ int run_first_output(const Options& o) {
     std::printf("WRONG: the first output differs from the reference\n");
     return 1;
   }
+  // Where the time went after main() began: Runtime::create (program builds or cache loads), the
+  // BinaryConvolution (filter packing, plan), the first run (PoCL finishes kernels at first launch).
+  std::printf("phases: Runtime::create %.1f ms, BinaryConvolution %.1f ms, first run %.1f ms\n",
+              t_runtime - t0, t_conv - t_runtime, done - t_conv);
   std::printf("first_output_ms %.6f\n", done);
   return 0;
 }
@@ -133,23 +143,24 @@ int run_startup(const Options& o, const char* argv0) {
       "XNORCL_CACHE_DIR=%s\n",
       spec_layer().describe().c_str(), o.startup_runs, dir.c_str());
   std::vector<double> cold, warm;
-  std::string error;
   int status = 0;
   for (int i = 0; i < o.startup_runs && status == 0; ++i) {
     // Cold: an empty directory; warm: the entries that cold run wrote.
     for (const auto& e : std::filesystem::directory_iterator(dir)) std::filesystem::remove_all(e.path());
     std::fprintf(stderr, "startup %d/%d: cold\n", i + 1, o.startup_runs);
-    const double c = time_child(self, o, dir.string(), error);
+    std::string cold_phases, warm_phases;
+    const double c = time_child(self, o, dir.string(), cold_phases);
     std::fprintf(stderr, "startup %d/%d: warm\n", i + 1, o.startup_runs);
-    const double w = c < 0 ? -1 : time_child(self, o, dir.string(), error);
+    const double w = c < 0 ? -1 : time_child(self, o, dir.string(), warm_phases);
     if (c < 0 || w < 0) {
-      std::printf("error: %s\n", error.c_str());
+      std::printf("error: %s\n", (c < 0 ? cold_phases : warm_phases).c_str());
       status = 1;
       break;
     }
     cold.push_back(c);
     warm.push_back(w);
-    std::printf("  run %d: cold %.1f ms, warm %.1f ms\n", i + 1, c, w);
+    std::printf("  run %d: cold %7.1f ms (%s)\n         warm %7.1f ms (%s)\n", i + 1, c, cold_phases.c_str(),
+                w, warm_phases.c_str());
   }
   std::filesystem::remove_all(dir, ec);
   if (status != 0) return status;
