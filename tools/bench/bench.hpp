@@ -165,7 +165,13 @@ void write_csv(const RunInfo& run, const std::string& path);
 // Derived figures, shared by the table, the JSON and the targets.
 double perfect_float_ms(const Layer& layer, const Peak& peak);  // 2*MACs / FMA peak
 double gemm_percent_of_peak(const Layer& layer, const BinaryResult& b, const Peak& peak);
-double gbinmac_per_s(const Layer& layer, const BinaryResult& b);  // from the wall median
+// The binary time that the headline, G binMAC/s and the pad_value ratios use: the median device time (the sum
+// of the stage events), like the perfect float convolution it is compared with, which is a device figure;
+// the wall median when the queue has no profiling. Wall time adds the host's wake-up after clFinish, which a
+// loaded machine stretches (it is printed beside, and the CLBlast speed-up compares wall with wall, since
+// CLBlast's Gemm event covers only its last kernel).
+double binary_ms(const BinaryResult& b);
+double gbinmac_per_s(const Layer& layer, const BinaryResult& b);
 
 struct Target {
   std::string id, description, layer;
