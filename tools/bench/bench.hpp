@@ -58,10 +58,14 @@ struct Peak {
   std::string binary_type;
   double float_flops_per_s = 0;  // max over fma
   std::string float_type;
+  int measurements = 1;  // sets of 5 launches per type that the figures are the best of
 };
 
 // Measures SPEC 5's peak on the runtime's device and queue. quick: shorter kernels (CI smoke only).
 Peak measure_peak(const xnorcl::Runtime& runtime, bool quick, bool progress);
+// Per type, the better of two measurements (the layers run measures before and after: other processes on a
+// shared machine lower a single measurement, which would inflate every "% of peak").
+Peak best_of(const Peak& a, const Peak& b);
 
 // ---- layers ----------------------------------------------------------------------------------------------
 
