@@ -249,10 +249,10 @@ bool kernels_accept(const RuntimeState& s, const cl::Program& program, const std
 
 // Builds the largest work-group configuration of a one-dimensional kernel file that fits every limit.
 void build_linear(RuntimeState& s, const std::string& file, const std::vector<const char*>& kernels,
-                  cl::Program& program, std::size_t& work_group) {
+                  int word_bits, cl::Program& program, std::size_t& work_group) {
   for (std::size_t size : detail::linear_work_group_sizes()) {
     if (size > s.work_group_cap) continue;
-    const BuiltProgram candidate = build_program(s, file, detail::linear_build_options(size));
+    const BuiltProgram candidate = build_program(s, file, detail::linear_build_options(size, word_bits));
     if (kernels_accept(s, candidate.program, kernels, size)) {
       store_in_cache(s, candidate);
       program = candidate.program;
@@ -302,10 +302,13 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
   if (options.max_work_group_size)
     s->work_group_cap = std::min(s->work_group_cap, *options.max_work_group_size);
   // Every program of the variant in use is built now, once per Runtime, never per layer.
-  build_linear(*s, "im2col_pack.cl", {"im2col_pack_f32", "im2col_pack_u8"}, s->im2col_pack,
-               s->pack_work_group);
-  build_linear(*s, "pad_correction.cl", {"pad_correction"}, s->pad_correction, s->correction_work_group);
+  // The GEMM first: its configuration fixes the word size the packing program is built for.
   build_gemm(*s);
+  build_linear(
+      *s, "im2col_pack.cl",
+      {"im2col_pack_f32", "im2col_pack_u8", "channel_pack_f32", "channel_pack_u8", "im2col_pack_words"},
+      s->gemm.word_bits, s->im2col_pack, s->pack_work_group);
+  build_linear(*s, "pad_correction.cl", {"pad_correction"}, 0, s->pad_correction, s->correction_work_group);
   return s;
 }
 
