@@ -101,7 +101,7 @@ struct BinaryConvolution::Impl {
   detail::PadCorrectionLauncher pad_correction;
 
   cl::Buffer filters;                // [Kw][M_pad] uint
-  cl::Buffer wsum;                   // [C_OUT][KH*KW] int (only with correction)
+  cl::Buffer wsum;                   // [C_OUT][KH+1][KW+1] int summed-area tables (only with correction)
   cl::Buffer threshold_keys;         // [C_IN] uint
   cl::Buffer patches;                // [Kw][largest P_pad] words
   cl::Buffer packed;                 // channel-packed layout: the binarized input rows of the largest chunk
@@ -340,14 +340,26 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   if (!attributes.input_thresholds.empty()) {
     for (int c = 0; c < d.C_IN; ++c) keys[c] = order_key(attributes.input_thresholds[c]);
   }
+  // The pad correction's summed-area tables (pad_correction.cl): per o, [KH+1][KW+1] prefix sums over (ky,
+  // kx) of the sum over c of w_real.
   std::vector<cl_int> wsum;
   if (m.correction) {
     const int taps = d.KH * d.KW;
-    wsum.assign(std::size_t(d.C_OUT) * taps, 0);
+    const int row = d.KW + 1, table = (d.KH + 1) * row;
+    std::vector<cl_int> per_tap(static_cast<std::size_t>(taps));
+    wsum.assign(std::size_t(d.C_OUT) * table, 0);
     for (int o = 0; o < d.C_OUT; ++o) {
+      std::fill(per_tap.begin(), per_tap.end(), 0);
       for (int c = 0; c < d.C_IN; ++c) {
         for (int t = 0; t < taps; ++t) {
-          wsum[std::size_t(o) * taps + t] += filter.bit((std::int64_t(o) * d.C_IN + c) * taps + t) ? 1 : -1;
+          per_tap[t] += filter.bit((std::int64_t(o) * d.C_IN + c) * taps + t) ? 1 : -1;
+        }
+      }
+      cl_int* sat = wsum.data() + std::size_t(o) * table;
+      for (int a = 1; a <= d.KH; ++a) {
+        for (int b = 1; b <= d.KW; ++b) {
+          sat[a * row + b] = per_tap[(a - 1) * d.KW + (b - 1)] + sat[(a - 1) * row + b] +
+                             sat[a * row + b - 1] - sat[(a - 1) * row + b - 1];
         }
       }
     }
