@@ -284,7 +284,7 @@ void build_gemm(RuntimeState& s) {
 
 std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::Device& device,
                                          const cl::CommandQueue& queue, detail::DeviceProfile profile,
-                                         const RuntimeOptions& options) {
+                                         const RuntimeOptions& options, bool variant_from_caller) {
   auto s = std::make_shared<RuntimeState>();
   s->context = context;
   s->device = device;
@@ -295,6 +295,10 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
       detail::choose_variant(options.variant.value_or(Variant::Auto), s->profile);
   s->variant = choice.variant;
   s->variant_reason = choice.reason;
+  if (options.variant && *options.variant != Variant::Auto) {
+    s->variant_reason = "forced " + to_string(choice.variant) + " by " +
+                        (variant_from_caller ? "RuntimeOptions::variant" : "XNORCL_VARIANT");
+  }
   s->profiling = (queue.getInfo<CL_QUEUE_PROPERTIES>() & CL_QUEUE_PROFILING_ENABLE) != 0;
   const std::string cache_dir = options.cache_dir.value_or(detail::default_cache_directory());
   s->cache = detail::ProgramCache(cache_dir == "off" ? "" : cache_dir, options.log);
@@ -330,7 +334,8 @@ Runtime Runtime::create(const RuntimeOptions& requested) {
     const FoundDevice& chosen = select_device(devices, options.device);
     cl::Context context(chosen.device);
     cl::CommandQueue queue(context, chosen.device, CL_QUEUE_PROFILING_ENABLE);
-    return Runtime(make_state(context, chosen.device, queue, chosen.profile, options));
+    return Runtime(
+        make_state(context, chosen.device, queue, chosen.profile, options, requested.variant.has_value()));
   });
 }
 
@@ -338,7 +343,8 @@ Runtime Runtime::create(const cl::Context& context, const cl::Device& device, co
                         const RuntimeOptions& requested) {
   return cl_call([&] {
     const RuntimeOptions options = with_environment(requested);
-    return Runtime(make_state(context, device, queue, detail::profile_device(device), options));
+    return Runtime(make_state(context, device, queue, detail::profile_device(device), options,
+                              requested.variant.has_value()));
   });
 }
 
