@@ -69,7 +69,7 @@ build_library() {
     -DXNORCL_BUILD_TESTS=OFF -DXNORCL_BUILD_TOOLS=OFF -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_INSTALL_PREFIX="$PWD/$build/install"
   cmake --build "$build" -j "$JOBS"
-  rm -rf "$build/install"
+  rm -rf "$build/install" "$build/cache"
   cmake --install "$build" >/dev/null
 }
 
@@ -109,16 +109,22 @@ build_consumer() {
   local app=$build/consumer/dlopen_consumer
   readelf -d "$app" | grep NEEDED
   ! readelf -d "$app" | grep -q 'NEEDED.*libOpenCL' || fail "$app has NEEDED libOpenCL"
-  local own
-  own=$(nm "$app" | awk '$1 == "U" && $2 ~ /^cl[A-Z]/ {print $2}' | tr '\n' ' ')
-  echo "cl* functions the app itself calls, from libxnorcl.so: ${own:-none (all linked in from libxnorcl.a)}"
+  if [[ $1 == shared ]]; then
+    echo "cl* functions the app imports from libxnorcl.so:" \
+      "$(nm "$app" | awk '$1 == "U" && $2 ~ /^cl[A-Z]/ {print $2}' | tr '\n' ' ')"
+  else
+    echo "cl* functions linked into the app from libxnorcl.a:" \
+      "$(nm "$app" | awk '$2 == "T" && $3 ~ /^cl[A-Z]/' | wc -l)"
+  fi
 }
 
 # <mode> [env...]: runs the app on PoCL; it must pass and must have mapped the libOpenCL the loader chose.
+# The program cache is kept in the build tree: the first run builds the kernels, the next loads binaries.
 run_on_pocl() {
-  local app=build-dlopen-$1/consumer/dlopen_consumer out
+  local build=build-dlopen-$1 out
   shift
-  out=$(env "$@" "$app" 2>&1) || { echo "$out"; fail "the app failed"; }
+  out=$(env XNORCL_CACHE_DIR="$PWD/$build/cache" "$@" "$build/consumer/dlopen_consumer" 2>&1) ||
+    { echo "$out"; fail "the app failed"; }
   echo "$out"
   grep -q '^PASS$' <<<"$out" || fail "no PASS"
   grep -q '^mapped: .*libOpenCL' <<<"$out" || fail "no libOpenCL mapped"
