@@ -95,6 +95,14 @@ check_library() {
   echo "$lib: $(grep -c . <<<"$defined") cl* entry points defined (expected $(grep -c . <<<"$expected"))"
   [[ -z "$missing" ]] || fail "not defined: $missing"
   [[ -z "$undefined" ]] || fail "$lib refers to cl* functions it does not define: $undefined"
+  # Every function OpenCL-CLHPP can call when configured as xnorcl configures it (the calls left in its
+  # preprocessed text at CL_HPP_TARGET_OPENCL_VERSION 120) is among them, whatever an app uses of it.
+  local clhpp
+  clhpp=$(echo '#include <xnorcl/opencl.hpp>' | g++ -std=c++17 -x c++ -E -Iinclude - |
+    grep -oE '::cl[A-Z][A-Za-z0-9]*' | sed 's/^:://' | sort -u)
+  missing=$(comm -23 <(echo "$clhpp") <(echo "$defined"))
+  echo "OpenCL-CLHPP (target 1.2) calls $(grep -c . <<<"$clhpp") cl* functions, all defined"
+  [[ -z "$missing" ]] || fail "OpenCL-CLHPP calls functions the loader does not define: $missing"
 }
 
 # Builds the app against the installed package and checks that nothing of it links libOpenCL.
