@@ -15,7 +15,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 JOBS=${XNORCL_JOBS:-2}
 # No ocl-icd-opencl-dev: the dlopen build needs only the headers, and the ICD loader's libOpenCL.so.1 at run time.
-PACKAGES=(cmake make g++ binutils util-linux pocl-opencl-icd ocl-icd-libopencl1 opencl-c-headers
+PACKAGES=(cmake make g++ binutils util-linux mount pocl-opencl-icd ocl-icd-libopencl1 opencl-c-headers
   opencl-clhpp-headers)
 
 timings=()

@@ -16,7 +16,7 @@ JOBS=${XNORCL_JOBS:-2}
 # architecture-independent opencl-c-headers, shared with amd64, so the two architectures do not conflict);
 # libclblast-dev:arm64 gives the bench its float baseline. --no-install-recommends keeps out
 # libgl-dev:arm64, which ocl-icd-opencl-dev recommends and which pulls in an arm64 Mesa and LLVM.
-PACKAGES=(cmake make file g++-"$TRIPLE" qemu-user-static catch2 opencl-c-headers opencl-clhpp-headers
+PACKAGES=(cmake make g++-"$TRIPLE" qemu-user-static catch2 opencl-c-headers opencl-clhpp-headers
   ocl-icd-opencl-dev:arm64 libclblast-dev:arm64)
 
 timings=()
@@ -81,10 +81,10 @@ check_architecture() {
   local f n=0
   while IFS= read -r f; do
     head -c 4 "$f" | grep -q ELF || continue
-    readelf -h "$f" | grep -q 'Machine:.*AArch64' || { echo "FAIL: $f is not aarch64 code" >&2; return 1; }
+    "$TRIPLE-readelf" -h "$f" | grep -q 'Machine:.*AArch64' || { echo "FAIL: $f is not aarch64 code" >&2; return 1; }
     n=$((n + 1))
   done < <(find "$BUILD" -type f \( -perm -u+x -o -name '*.so*' \) ! -path '*/CMakeFiles/*')
-  readelf -h "$BUILD"/libxnorcl.* | grep 'Machine:' | sort | uniq -c
+  "$TRIPLE-readelf" -h "$BUILD"/libxnorcl.* | grep 'Machine:' | sort | uniq -c
   ((n > 0)) || { echo "FAIL: no program found in $BUILD" >&2; return 1; }
   echo "$n programs and shared libraries, all aarch64"
 }

@@ -147,8 +147,9 @@ std::string opencl_loader_report() {
   for (const Attempt& a : d.failed) report += "\n  " + a.path + ": " + a.error;
 #ifdef __ANDROID__
   report +=
-      "\nOn Android 12 and later an app must declare the library in its manifest: <uses-native-library "
-      "android:name=\"libOpenCL.so\" android:required=\"false\"/> (and the vendor's variant names).";
+      "\nAn app targeting Android 12 (API 31) or later must request the library in its manifest: "
+      "<uses-native-library android:name=\"libOpenCL.so\" android:required=\"false\"/>, and the same for "
+      "libOpenCL-pixel.so and libOpenCL-car.so (docs/android.md).";
 #endif
   return report;
 }
