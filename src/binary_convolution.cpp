@@ -1,0 +1,464 @@
+// BinaryConvolution: validate -> pads -> pack the filter into the device layout -> plan -> enqueue the
+// launchers (im2col_pack, xnor_gemm, and pad_correction where a pad_value other than +-1 meets pad taps).
+// Results are never computed on the host.
+#include "xnorcl/binary_convolution.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "cl_call.hpp"
+#include "conv_layout.hpp"
+#include "im2col_pack.hpp"
+#include "pad_correction.hpp"
+#include "runtime_state.hpp"
+#include "xnor_gemm.hpp"
+#include "xnorcl/error.hpp"
+
+namespace xnorcl {
+namespace {
+
+using detail::Border;
+using detail::Chunk;
+using detail::cl_call;
+using detail::LayerDims;
+using detail::round_up;
+
+// The patch buffer of one chunk stays below this many bytes (and below CL_DEVICE_MAX_MEM_ALLOC_SIZE).
+constexpr std::uint64_t kDefaultChunkBudget = std::uint64_t(64) << 20;
+
+// Test hook: XNORCL_MAX_CHUNK_BYTES (a positive integer) lowers the chunk budget, so tests can force a layer
+// to be split into batches and row ranges, and the staging buffers of run() into batch groups. Not a tuning
+// knob: a single output row of one image is always allowed (up to CL_DEVICE_MAX_MEM_ALLOC_SIZE).
+std::uint64_t test_chunk_budget() {
+  const char* v = std::getenv("XNORCL_MAX_CHUNK_BYTES");
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const unsigned long long bytes = std::strtoull(v, &end, 10);
+  if (*end != '\0' || bytes == 0) {
+    throw InvalidArgument(std::string("XNORCL_MAX_CHUNK_BYTES = '") + v + "' is not a positive integer");
+  }
+  return bytes;
+}
+
+int to_int(std::int64_t value, const char* what) {
+  if (value < 0 || value > INT_MAX) {
+    throw InvalidArgument(std::string(what) + " = " + std::to_string(value) +
+                          " is beyond what the kernels index with 32-bit integers (at most " +
+                          std::to_string(INT_MAX) + ")");
+  }
+  return static_cast<int>(value);
+}
+
+// Order key of a threshold (the kernels compute the same key of each input): unsigned order of keys is the
+// IEEE order of the values, -0 == +0, subnormals count as themselves.
+cl_uint order_key(float value) {
+  std::uint32_t u;
+  std::memcpy(&u, &value, sizeof u);
+  if ((u & 0x7fffffffu) == 0) u = 0;
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+}  // namespace
+
+std::string Plan::to_string() const {
+  std::ostringstream out;
+  out << "variant " << xnorcl::to_string(variant) << " (" << build_options << "), tile " << tile_m << "x"
+      << tile_n << ", K = " << patch_bits << " bits in " << words_per_patch << " words per patch, " << chunks
+      << (chunks == 1 ? " chunk" : " chunks") << ", scratch " << scratch_bytes << " bytes";
+  for (const Launch& l : launches) {
+    out << "\n  " << l.kernel << " global " << l.global[0] << "x" << l.global[1] << " local " << l.local[0]
+        << "x" << l.local[1];
+  }
+  return out.str();
+}
+
+struct BinaryConvolution::Impl {
+  explicit Impl(const Runtime& r) : runtime(r) {}
+  Runtime runtime;  // keeps the device, queue and programs alive
+  Attributes attributes;
+  ConvGeometry geometry;
+  LayerDims dims;
+  Plan plan;
+
+  // Pad handling: v = +1 packs pad taps as bit 1, v = -1 as bit 0 (then the GEMM's integers are the result);
+  // any other v packs bit 0 and, where pad taps exist, pad_correction rewrites the border positions.
+  cl_uint pad_bit = 0;
+  bool correction = false;
+  Border border;
+
+  int M_pad = 0;
+  std::vector<Chunk> chunks;     // of one enqueue over all N batches
+  std::int64_t max_columns = 0;  // P_pad of a chunk at most (the patch buffer holds Kw * max_columns words)
+  int run_group = 1;             // batches per upload/download in run()
+
+  detail::Im2colPackLauncher pack;
+  detail::XnorGemmLauncher gemm;
+  detail::PadCorrectionLauncher pad_correction;
+
+  cl::Buffer filters;                // [Kw][M_pad] uint
+  cl::Buffer wsum;                   // [C_OUT][KH*KW] int (only with correction)
+  cl::Buffer threshold_keys;         // [C_IN] uint
+  cl::Buffer patches;                // [Kw][largest P_pad] uint
+  cl::Buffer run_input, run_output;  // run()'s staging buffers, created on first use
+
+  std::vector<std::pair<std::string, cl::Event>> last_events;
+
+  std::vector<Chunk> plan_chunks(int batches, std::int64_t max_columns) const;
+  cl::Event enqueue_all(const cl::Buffer& input, const cl::Buffer& output, int batches, bool uint8_input,
+                        const std::vector<cl::Event>* wait);
+  template <class T>
+  std::vector<float> run(const T* x);
+};
+
+// Splits `batches` images into chunks whose patch matrix has at most max_columns columns (P_pad): whole
+// batches where one image fits, else ranges of output rows of one image.
+std::vector<Chunk> BinaryConvolution::Impl::plan_chunks(int batches, std::int64_t max_columns) const {
+  const std::int64_t tile_n = gemm.tile_n();
+  const std::int64_t per_image = std::int64_t(dims.OH) * dims.OW;
+  std::vector<Chunk> out;
+  auto add = [&](int n0, int n_count, int oy0, int rows) {
+    Chunk c;
+    c.n0 = n0;
+    c.n_count = n_count;
+    c.oy0 = oy0;
+    c.rows = rows;
+    c.P = static_cast<int>(std::int64_t(n_count) * rows * dims.OW);
+    c.P_pad = static_cast<int>(round_up(c.P, tile_n));
+    out.push_back(c);
+  };
+  if (round_up(per_image, tile_n) <= max_columns) {
+    std::int64_t per_chunk = std::max<std::int64_t>(1, max_columns / per_image);
+    while (per_chunk > 1 && round_up(per_chunk * per_image, tile_n) > max_columns) --per_chunk;
+    for (std::int64_t n0 = 0; n0 < batches; n0 += per_chunk) {
+      add(static_cast<int>(n0), static_cast<int>(std::min<std::int64_t>(per_chunk, batches - n0)), 0,
+          dims.OH);
+    }
+    return out;
+  }
+  std::int64_t rows = std::max<std::int64_t>(1, max_columns / dims.OW);
+  while (rows > 1 && round_up(rows * dims.OW, tile_n) > max_columns) --rows;
+  for (int n = 0; n < batches; ++n) {
+    for (std::int64_t oy0 = 0; oy0 < dims.OH; oy0 += rows) {
+      add(n, 1, static_cast<int>(oy0), static_cast<int>(std::min<std::int64_t>(rows, dims.OH - oy0)));
+    }
+  }
+  return out;
+}
+
+cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl::Buffer& output, int batches,
+                                               bool uint8_input, const std::vector<cl::Event>* wait) {
+  const cl::CommandQueue& queue = runtime.state()->queue;
+  const std::vector<Chunk> own = batches == dims.N ? std::vector<Chunk>() : plan_chunks(batches, max_columns);
+  const std::vector<Chunk>& list = batches == dims.N ? chunks : own;
+  // Every kernel waits for the one before it, so the patch buffer is reused safely even on an out-of-order
+  // queue an application passed in.
+  std::vector<cl::Event> previous;
+  const std::vector<cl::Event>* wait_list = wait;
+  cl::Event last;
+  for (const Chunk& c : list) {
+    last = pack.enqueue(queue, uint8_input, input, patches, threshold_keys, dims, c, pad_bit, wait_list);
+    last_events.emplace_back(detail::Im2colPackLauncher::kernel_name(uint8_input), last);
+    previous.assign(1, last);
+    wait_list = &previous;
+    last = gemm.enqueue(queue, filters, patches, output, dims, M_pad, c, wait_list);
+    last_events.emplace_back(detail::XnorGemmLauncher::kernel_name(), last);
+    previous.assign(1, last);
+  }
+  if (correction) {
+    std::vector<cl::Event> events;
+    last = pad_correction.enqueue(queue, output, wsum, attributes.pad_value, dims, border, batches, wait_list,
+                                  &events);
+    for (const cl::Event& e : events)
+      last_events.emplace_back(detail::PadCorrectionLauncher::kernel_name(), e);
+  }
+  return last;
+}
+
+BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& attributes,
+                                     const Shape& input_shape, const Filter& filter) {
+  const ConvGeometry g = validate(attributes, input_shape, filter.shape());
+  if (filter.shape() != g.filter) {
+    throw InvalidArgument("the filter's shape " + to_string(filter.shape()) + " differs from " +
+                          to_string(g.filter));
+  }
+  const std::shared_ptr<detail::RuntimeState>& state = runtime.state();
+  if (!state) throw InvalidArgument("BinaryConvolution needs a Runtime made by Runtime::create");
+
+  auto impl = std::make_unique<Impl>(runtime);
+  Impl& m = *impl;
+  m.attributes = attributes;
+  m.geometry = g;
+  LayerDims& d = m.dims;
+  d.N = to_int(g.input[0], "N");
+  d.C_IN = to_int(g.input[1], "C_IN");
+  d.H = to_int(g.input[2], "H");
+  d.W = to_int(g.input[3], "W");
+  d.C_OUT = to_int(g.filter[0], "C_OUT");
+  d.KH = to_int(g.filter[2], "KH");
+  d.KW = to_int(g.filter[3], "KW");
+  d.stride_y = attributes.strides[0];
+  d.stride_x = attributes.strides[1];
+  d.dilation_y = attributes.dilations[0];
+  d.dilation_x = attributes.dilations[1];
+  d.pad_top = g.pads_begin[0];
+  d.pad_left = g.pads_begin[1];
+  d.OH = to_int(g.output[2], "OH");
+  d.OW = to_int(g.output[3], "OW");
+  d.K = to_int(g.input[1] * g.filter[2] * g.filter[3], "C_IN*KH*KW");
+  d.Kw = (d.K + 31) / 32;
+
+  const float v = attributes.pad_value;
+  m.border = detail::compute_border(d);
+  m.pad_bit = v == 1.0f ? 1u : 0u;
+  m.correction = v != 1.0f && v != -1.0f && m.border.per_plane > 0;
+
+  // Kernels of this object, created from the runtime's programs (checked against CL_KERNEL_WORK_GROUP_SIZE).
+  m.pack = detail::Im2colPackLauncher(*state);
+  m.gemm = detail::XnorGemmLauncher(*state);
+  if (m.correction) m.pad_correction = detail::PadCorrectionLauncher(*state);
+
+  // Chunks: the patch matrix of one chunk (Kw * P_pad words) stays within the budget, the device's
+  // CL_DEVICE_MAX_MEM_ALLOC_SIZE and 32-bit column indices.
+  const std::uint64_t max_alloc = std::max<std::uint64_t>(state->profile.info.max_mem_alloc_size, 1);
+  const std::uint64_t test_budget = test_chunk_budget();
+  std::uint64_t budget = std::min(max_alloc, kDefaultChunkBudget);
+  if (test_budget) budget = std::min(budget, test_budget);
+  const std::uint64_t word_bytes = 4ull * std::uint64_t(d.Kw);
+  const std::int64_t tile_n = m.gemm.tile_n();
+  const std::int64_t column_limit = (std::int64_t(INT_MAX) / 2) / tile_n * tile_n;
+  auto columns_within = [&](std::uint64_t bytes) {
+    return std::min<std::int64_t>(column_limit,
+                                  static_cast<std::int64_t>(bytes / word_bytes) / tile_n * tile_n);
+  };
+  std::int64_t max_columns = std::max<std::int64_t>(columns_within(budget), tile_n);
+  const std::int64_t one_row = round_up(d.OW, tile_n);
+  if (max_columns < one_row) {
+    // A single output row is the smallest chunk; the budget is soft, the allocation limit is not.
+    if (one_row > columns_within(max_alloc)) {
+      throw Error("layer " + to_string(g.input) + " * " + to_string(g.filter) + ": one output row of " +
+                  std::to_string(d.OW) + " patches of " + std::to_string(d.Kw) + " words needs " +
+                  std::to_string(std::uint64_t(one_row) * word_bytes) +
+                  " bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(max_alloc) + ")");
+    }
+    max_columns = one_row;
+  }
+  m.max_columns = max_columns;
+  m.chunks = m.plan_chunks(d.N, max_columns);
+  std::int64_t largest_P_pad = 0;
+  for (const Chunk& c : m.chunks) largest_P_pad = std::max<std::int64_t>(largest_P_pad, c.P_pad);
+
+  // run() uploads and downloads batch groups whose buffers fit the allocation limit (and the test budget).
+  {
+    const std::uint64_t per_batch = std::max(d.input_per_batch(), d.output_per_batch()) * sizeof(float);
+    const std::uint64_t limit = test_budget ? std::min(max_alloc, test_budget) : max_alloc;
+    std::uint64_t group = limit / per_batch;
+    if (group == 0) {
+      if (per_batch > max_alloc) {
+        throw Error("one image of layer " + to_string(g.input) + " -> " + to_string(g.output) + " needs " +
+                    std::to_string(per_batch) +
+                    " bytes of device buffer, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                    std::to_string(max_alloc) + ")");
+      }
+      group = 1;
+    }
+    m.run_group = static_cast<int>(std::min<std::uint64_t>(group, std::uint64_t(d.N)));
+  }
+
+  // The filter in the device layout: filters[w * M_pad + o], bit j of word w is k = 32*w + j.
+  const int tile_m = m.gemm.tile_m();
+  m.M_pad = static_cast<int>(round_up(d.C_OUT, tile_m));
+  const std::uint64_t filter_words = std::uint64_t(d.Kw) * std::uint64_t(m.M_pad);
+  if (filter_words * 4 > max_alloc) {
+    throw Error("the packed filter " + to_string(g.filter) + " needs " + std::to_string(filter_words * 4) +
+                " bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(max_alloc) + ")");
+  }
+  std::vector<cl_uint> words(static_cast<std::size_t>(filter_words), 0u);
+  for (int o = 0; o < d.C_OUT; ++o) {
+    const std::int64_t base = std::int64_t(o) * d.K;
+    for (int k = 0; k < d.K; ++k) {
+      if (filter.bit(base + k)) words[std::size_t(k / 32) * m.M_pad + o] |= 1u << (k % 32);
+    }
+  }
+  std::vector<cl_uint> keys(static_cast<std::size_t>(d.C_IN), order_key(0.0f));
+  if (!attributes.input_thresholds.empty()) {
+    for (int c = 0; c < d.C_IN; ++c) keys[c] = order_key(attributes.input_thresholds[c]);
+  }
+  std::vector<cl_int> wsum;
+  if (m.correction) {
+    const int taps = d.KH * d.KW;
+    wsum.assign(std::size_t(d.C_OUT) * taps, 0);
+    for (int o = 0; o < d.C_OUT; ++o) {
+      for (int c = 0; c < d.C_IN; ++c) {
+        for (int t = 0; t < taps; ++t) {
+          wsum[std::size_t(o) * taps + t] += filter.bit((std::int64_t(o) * d.C_IN + c) * taps + t) ? 1 : -1;
+        }
+      }
+    }
+  }
+
+  const std::uint64_t patch_bytes = std::uint64_t(largest_P_pad) * word_bytes;
+  cl_call(
+      [&] {
+        m.filters = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, words.size() * 4,
+                               words.data());
+        m.threshold_keys =
+            cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, keys.size() * 4, keys.data());
+        if (m.correction) {
+          m.wsum = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, wsum.size() * 4,
+                              wsum.data());
+        }
+        m.patches = cl::Buffer(state->context, CL_MEM_READ_WRITE, static_cast<std::size_t>(patch_bytes));
+      },
+      "allocating the device buffers of a BinaryConvolution");
+
+  Plan& p = m.plan;
+  p.variant = state->variant;
+  p.build_options = m.gemm.config().build_options();
+  p.tile_m = tile_m;
+  p.tile_n = m.gemm.tile_n();
+  p.words_per_patch = d.Kw;
+  p.patch_bits = d.K;
+  p.chunks = static_cast<int>(m.chunks.size());
+  p.launches.push_back(m.pack.launch(d, m.chunks.front()));
+  p.launches.push_back(m.gemm.launch(m.M_pad, m.chunks.front()));
+  if (m.correction) {
+    for (const Plan::Launch& l : m.pad_correction.launches(m.border, d, d.N)) p.launches.push_back(l);
+  }
+  p.scratch_bytes =
+      static_cast<std::size_t>(filter_words * 4 + keys.size() * 4 + wsum.size() * 4 + patch_bytes);
+
+  impl_ = std::move(impl);
+}
+
+BinaryConvolution::~BinaryConvolution() = default;
+BinaryConvolution::BinaryConvolution(BinaryConvolution&&) noexcept = default;
+BinaryConvolution& BinaryConvolution::operator=(BinaryConvolution&&) noexcept = default;
+
+Shape BinaryConvolution::input_shape() const {
+  return impl_->geometry.input;
+}
+Shape BinaryConvolution::output_shape() const {
+  return impl_->geometry.output;
+}
+std::array<int, 2> BinaryConvolution::pads_begin() const {
+  return impl_->geometry.pads_begin;
+}
+std::array<int, 2> BinaryConvolution::pads_end() const {
+  return impl_->geometry.pads_end;
+}
+const BinaryConvolution::Attributes& BinaryConvolution::attributes() const {
+  return impl_->attributes;
+}
+const Plan& BinaryConvolution::plan() const {
+  return impl_->plan;
+}
+
+template <class T>
+std::vector<float> BinaryConvolution::Impl::run(const T* x) {
+  if (!x) throw InvalidArgument("BinaryConvolution::run: the input pointer is null");
+  const std::shared_ptr<detail::RuntimeState>& state = runtime.state();
+  const cl::CommandQueue& queue = state->queue;
+  const std::uint64_t in_per_batch = dims.input_per_batch();
+  const std::uint64_t out_per_batch = dims.output_per_batch();
+  std::vector<float> y(static_cast<std::size_t>(out_per_batch * std::uint64_t(dims.N)));
+  last_events.clear();
+  try {
+    cl_call(
+        [&] {
+          if (!run_input()) {
+            run_input = cl::Buffer(state->context, CL_MEM_READ_ONLY,
+                                   static_cast<std::size_t>(in_per_batch * run_group * sizeof(float)));
+            run_output = cl::Buffer(state->context, CL_MEM_READ_WRITE,
+                                    static_cast<std::size_t>(out_per_batch * run_group * sizeof(float)));
+          }
+          for (int n0 = 0; n0 < dims.N; n0 += run_group) {
+            const int batches = std::min(run_group, dims.N - n0);
+            std::vector<cl::Event> written(1);
+            queue.enqueueWriteBuffer(run_input, CL_FALSE, 0,
+                                     static_cast<std::size_t>(in_per_batch * batches * sizeof(T)),
+                                     x + in_per_batch * std::uint64_t(n0), nullptr, &written[0]);
+            std::vector<cl::Event> done(1);
+            done[0] = enqueue_all(run_input, run_output, batches, sizeof(T) == 1, &written);
+            queue.enqueueReadBuffer(run_output, CL_TRUE, 0,
+                                    static_cast<std::size_t>(out_per_batch * batches * sizeof(float)),
+                                    y.data() + out_per_batch * std::uint64_t(n0), &done);
+          }
+        },
+        "BinaryConvolution::run");
+  } catch (...) {
+    // The non-blocking upload may still read the caller's x: let everything finish before returning.
+    try {
+      queue.finish();
+    } catch (...) {
+    }
+    throw;
+  }
+  return y;
+}
+
+std::vector<float> BinaryConvolution::run(const float* x) {
+  return impl_->run(x);
+}
+std::vector<float> BinaryConvolution::run(const std::uint8_t* x) {
+  return impl_->run(x);
+}
+void BinaryConvolution::run(const float* x, float* y) {
+  if (!y) throw InvalidArgument("BinaryConvolution::run: the output pointer is null");
+  const std::vector<float> result = impl_->run(x);
+  std::memcpy(y, result.data(), result.size() * sizeof(float));
+}
+void BinaryConvolution::run(const std::uint8_t* x, float* y) {
+  if (!y) throw InvalidArgument("BinaryConvolution::run: the output pointer is null");
+  const std::vector<float> result = impl_->run(x);
+  std::memcpy(y, result.data(), result.size() * sizeof(float));
+}
+
+cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& output,
+                                     const std::vector<cl::Event>* wait) {
+  Impl& m = *impl_;
+  const std::uint64_t need_in = m.dims.input_per_batch() * std::uint64_t(m.dims.N) * sizeof(float);
+  const std::uint64_t need_out = m.dims.output_per_batch() * std::uint64_t(m.dims.N) * sizeof(float);
+  auto check = [](const cl::Buffer& b, std::uint64_t need, const char* what, const Shape& shape) {
+    if (!b())
+      throw InvalidArgument(std::string("BinaryConvolution::enqueue: the ") + what + " buffer is null");
+    const std::size_t size = cl_call([&] { return b.getInfo<CL_MEM_SIZE>(); }, "CL_MEM_SIZE");
+    if (size < need) {
+      throw InvalidArgument(std::string("BinaryConvolution::enqueue: the ") + what + " buffer holds " +
+                            std::to_string(size) + " bytes, the " + what + " " + to_string(shape) +
+                            " (float32) needs " + std::to_string(need));
+    }
+  };
+  check(input, need_in, "input", m.geometry.input);
+  check(output, need_out, "output", m.geometry.output);
+  m.last_events.clear();
+  return m.enqueue_all(input, output, m.dims.N, false, wait);
+}
+
+std::vector<StageTime> BinaryConvolution::last_stage_times() const {
+  std::vector<StageTime> out;
+  if (!impl_->runtime.state()->profiling) return out;
+  cl_call(
+      [&] {
+        for (const auto& [name, event] : impl_->last_events) {
+          event.wait();
+          const cl_ulong start = event.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+          const cl_ulong end = event.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+          const double ms = double(end - start) * 1e-6;
+          auto it =
+              std::find_if(out.begin(), out.end(), [&](const StageTime& s) { return s.kernel == name; });
+          if (it == out.end()) {
+            out.push_back({name, ms});
+          } else {
+            it->milliseconds += ms;
+          }
+        }
+      },
+      "reading profiling events");
+  return out;
+}
+
+}  // namespace xnorcl

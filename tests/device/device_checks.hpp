@@ -1,0 +1,73 @@
+// Checks shared by the device tests: run a case on a forced variant, prove the kernels ran, compare bitwise.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "conv_case.hpp"
+#include "device_support.hpp"
+#include "xnorcl/xnorcl.hpp"
+
+namespace xnorcl::test {
+
+// Registers one test body for each variant: "<name> (local)" tagged [local] and "<name> (global)" tagged
+// [global], so CTest counts and runs each variant's tests separately.
+#define XNORCL_VARIANT_TEST(name, tags, body)    \
+  TEST_CASE(name " (local)", tags "[local]") {   \
+    body(::xnorcl::Variant::Local);              \
+  }                                              \
+  TEST_CASE(name " (global)", tags "[global]") { \
+    body(::xnorcl::Variant::Global);             \
+  }
+
+inline bool has_stage(const std::vector<StageTime>& stages, const std::string& kernel) {
+  for (const auto& s : stages) {
+    if (s.kernel == kernel) return true;
+  }
+  return false;
+}
+
+inline std::string stage_list(const std::vector<StageTime>& stages) {
+  std::string s;
+  for (const auto& t : stages) s += (s.empty() ? "" : ", ") + t.kernel;
+  return s.empty() ? "(none)" : s;
+}
+
+// No stub can pass: the object runs on the forced variant and its packing and GEMM kernels ran (profiling
+// events of this run).
+inline void require_kernels_ran(const BinaryConvolution& conv, Variant variant, bool uint8_input) {
+  REQUIRE(conv.plan().variant == variant);
+  const std::vector<StageTime> stages = conv.last_stage_times();
+  INFO("stages of the last run: " << stage_list(stages));
+  REQUIRE(has_stage(stages, uint8_input ? "im2col_pack_u8" : "im2col_pack_f32"));
+  REQUIRE(has_stage(stages, "xnor_gemm"));
+}
+
+inline std::vector<float> run_case(BinaryConvolution& conv, const ConvCase& c) {
+  return c.uint8_input ? conv.run(c.x_u8.data()) : conv.run(c.x_f32.data());
+}
+
+// Runs the case on the runtime (forced to `variant`) and requires a bitwise match with the reference.
+inline void check_case_on(Runtime& rt, Variant variant, const ConvCase& c) {
+  INFO(describe(c));
+  BinaryConvolution conv(rt, c.attributes, c.input, c.make_filter());
+  INFO("plan: " << conv.plan().to_string());
+  const std::vector<float> y = run_case(conv, c);
+  require_kernels_ran(conv, variant, c.uint8_input);
+  // The pad correction runs exactly where a pad_value other than +-1 meets pad taps.
+  const float v = c.attributes.pad_value;
+  const bool pad_taps = BinaryConvolution::validate(c.attributes, c.input, c.filter).has_pad_taps;
+  REQUIRE(has_stage(conv.last_stage_times(), "pad_correction") == (pad_taps && v != 1.0f && v != -1.0f));
+  const std::vector<float> want = c.reference();
+  const std::string difference = bitwise_difference(y, want, conv.output_shape());
+  INFO(difference);
+  REQUIRE(difference.empty());
+}
+
+inline void check_case(Variant variant, const ConvCase& c) {
+  check_case_on(runtime_for(variant), variant, c);
+}
+
+}  // namespace xnorcl::test

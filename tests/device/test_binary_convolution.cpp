@@ -1,0 +1,256 @@
+// BinaryConvolution on the device against the published OpenVINO cases and against the host reference.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <limits>
+
+#include "conv_case.hpp"
+#include "device_checks.hpp"
+#include "device_support.hpp"
+#include "openvino_cases.hpp"
+
+namespace xnorcl::test {
+namespace {
+
+ConvCase from_openvino(const OpenVinoCase& ov, BitOrder order) {
+  ConvCase c;
+  c.name = "OpenVINO case " + std::to_string(ov.id);
+  c.input = ov.input_shape;
+  c.filter = ov.filter_shape;
+  c.attributes = ov.attributes();
+  c.order = order;
+  c.filter_bytes =
+      order == BitOrder::MsbFirst ? ov.filter_bytes_msb_first : bit_reversed(ov.filter_bytes_msb_first);
+  c.x_f32 = ov.input;
+  return c;
+}
+
+// Runs a case and requires the expected values exactly (and the reference to agree).
+void check_expected(Variant variant, const ConvCase& c, const std::vector<float>& expected) {
+  INFO(describe(c));
+  BinaryConvolution conv(runtime_for(variant), c.attributes, c.input, c.make_filter());
+  const std::vector<float> y = run_case(conv, c);
+  require_kernels_ran(conv, variant, false);
+  std::string difference = bitwise_difference(y, expected, conv.output_shape());
+  INFO("against the published values: " << difference);
+  REQUIRE(difference.empty());
+  difference = bitwise_difference(y, c.reference(), conv.output_shape());
+  INFO("against the reference: " << difference);
+  REQUIRE(difference.empty());
+}
+
+void openvino_published_cases(Variant variant) {
+  for (const OpenVinoCase& ov : openvino_cases()) {
+    for (BitOrder order : {BitOrder::MsbFirst, BitOrder::LsbFirst}) {
+      check_expected(variant, from_openvino(ov, order), ov.expected);
+    }
+  }
+}
+
+void openvino_derived_cases(Variant variant) {
+  // SPEC section 7: Y is affine in v, so cases 2/3 and 6/7 give these values at v = 0 and 0.5.
+  for (const DerivedCase& d : derived_cases()) {
+    for (BitOrder order : {BitOrder::MsbFirst, BitOrder::LsbFirst}) {
+      ConvCase c = from_openvino(openvino_case(d.id), order);
+      c.attributes.pad_value = d.pad_value;
+      c.name += " at pad_value " + std::to_string(d.pad_value);
+      check_expected(variant, c, d.expected);
+    }
+  }
+}
+
+void spec_example_layer(Variant variant) {
+  // SPEC section 8: X 1x3x224x224, F 64x3x5x5, strides 1, pads 2/2, dilations 1, pad_value 0.
+  ConvCase c;
+  c.name = "spec example layer";
+  c.seed = 224;
+  c.input = {1, 3, 224, 224};
+  c.filter = {64, 3, 5, 5};
+  c.attributes.pads_begin = {2, 2};
+  c.attributes.pads_end = {2, 2};
+  c.attributes.pad_value = 0.0f;
+  Rng rng(c.seed);
+  fill_data(c, rng);
+  check_case(variant, c);
+  BinaryConvolution conv(runtime_for(variant), c.attributes, c.input, c.make_filter());
+  REQUIRE(conv.output_shape() == Shape{1, 64, 224, 224});
+  REQUIRE(conv.pads_begin() == std::array<int, 2>{2, 2});
+  REQUIRE(conv.pads_end() == std::array<int, 2>{2, 2});
+}
+
+// Randomized configurations, deterministic by seed: batch b holds seeds 1000*b + 0 .. 31.
+constexpr int kCasesPerBatch = 32;
+void random_batch(Variant variant, int batch) {
+  for (int i = 0; i < kCasesPerBatch; ++i) {
+    check_case(variant, random_case(std::uint64_t(1000) * batch + i));
+  }
+}
+
+void enqueue_device_buffers(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  ConvCase c = random_case(77);
+  c.uint8_input = false;
+  c.x_u8.clear();
+  c.kind = InputKind::Floats;
+  Rng rng(77);
+  fill_data(c, rng);
+  INFO(describe(c));
+  BinaryConvolution conv(rt, c.attributes, c.input, c.make_filter());
+  const Shape y_shape = conv.output_shape();
+  const std::size_t y_count = static_cast<std::size_t>(y_shape[0] * y_shape[1] * y_shape[2] * y_shape[3]);
+  cl::CommandQueue queue = rt.queue();
+  cl::Buffer in(rt.context(), CL_MEM_READ_ONLY, c.x_f32.size() * sizeof(float));
+  cl::Buffer out(rt.context(), CL_MEM_READ_WRITE, y_count * sizeof(float));
+  std::vector<cl::Event> wait(1);
+  queue.enqueueWriteBuffer(in, CL_FALSE, 0, c.x_f32.size() * sizeof(float), c.x_f32.data(), nullptr,
+                           &wait[0]);
+  cl::Event done = conv.enqueue(in, out, &wait);
+  std::vector<float> y(y_count);
+  std::vector<cl::Event> after{done};
+  queue.enqueueReadBuffer(out, CL_TRUE, 0, y_count * sizeof(float), y.data(), &after);
+  require_kernels_ran(conv, variant, false);
+  const std::string difference = bitwise_difference(y, c.reference(), y_shape);
+  INFO(difference);
+  REQUIRE(difference.empty());
+
+  // The same object again, no wait list, larger buffers than needed.
+  cl::Buffer big_in(rt.context(), CL_MEM_READ_ONLY, c.x_f32.size() * sizeof(float) + 64);
+  cl::Buffer big_out(rt.context(), CL_MEM_READ_WRITE, y_count * sizeof(float) + 64);
+  queue.enqueueWriteBuffer(big_in, CL_TRUE, 0, c.x_f32.size() * sizeof(float), c.x_f32.data());
+  conv.enqueue(big_in, big_out).wait();
+  std::vector<float> y2(y_count);
+  queue.enqueueReadBuffer(big_out, CL_TRUE, 0, y_count * sizeof(float), y2.data());
+  REQUIRE(std::memcmp(y.data(), y2.data(), y_count * sizeof(float)) == 0);
+}
+
+void enqueue_refuses_small_buffers(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  const ConvCase c = random_case(78);
+  INFO(describe(c));
+  BinaryConvolution conv(rt, c.attributes, c.input, c.make_filter());
+  const Shape y_shape = conv.output_shape();
+  const std::size_t in_bytes = static_cast<std::size_t>(c.input_size()) * sizeof(float);
+  const std::size_t out_bytes =
+      static_cast<std::size_t>(y_shape[0] * y_shape[1] * y_shape[2] * y_shape[3]) * 4;
+  cl::Buffer in(rt.context(), CL_MEM_READ_ONLY, in_bytes);
+  cl::Buffer out(rt.context(), CL_MEM_READ_WRITE, out_bytes);
+  cl::Buffer small_in(rt.context(), CL_MEM_READ_ONLY, in_bytes - 4);
+  cl::Buffer small_out(rt.context(), CL_MEM_READ_WRITE, out_bytes - 4);
+  // A sentinel in the output buffer proves no device work happened.
+  std::vector<float> sentinel(out_bytes / 4, -12345.0f);
+  rt.queue().enqueueWriteBuffer(out, CL_TRUE, 0, out_bytes, sentinel.data());
+  rt.queue().enqueueWriteBuffer(small_out, CL_TRUE, 0, out_bytes - 4, sentinel.data());
+  auto expect_refused = [&](const cl::Buffer& i, const cl::Buffer& o, const std::string& need) {
+    try {
+      conv.enqueue(i, o);
+      FAIL("enqueue accepted a buffer smaller than the shapes need");
+    } catch (const InvalidArgument& e) {
+      const std::string what = e.what();
+      INFO(what);
+      CHECK(what.find(need) != std::string::npos);
+    }
+    // Nothing ran: the object has no events of a run, and the outputs still hold the sentinel.
+    CHECK(conv.last_stage_times().empty());
+  };
+  expect_refused(small_in, out, std::to_string(in_bytes - 4));
+  expect_refused(small_in, out, std::to_string(in_bytes));
+  expect_refused(in, small_out, std::to_string(out_bytes - 4));
+  expect_refused(in, small_out, std::to_string(out_bytes));
+  expect_refused(cl::Buffer(), out, "null");
+  rt.queue().finish();
+  std::vector<float> back(out_bytes / 4);
+  rt.queue().enqueueReadBuffer(out, CL_TRUE, 0, out_bytes, back.data());
+  REQUIRE(std::memcmp(back.data(), sentinel.data(), out_bytes) == 0);
+  rt.queue().enqueueReadBuffer(small_out, CL_TRUE, 0, out_bytes - 4, back.data());
+  REQUIRE(std::memcmp(back.data(), sentinel.data(), out_bytes - 4) == 0);
+  // The object still works with buffers of the right size.
+  const std::vector<float> x = c.uint8_input ? std::vector<float>(c.x_u8.begin(), c.x_u8.end()) : c.x_f32;
+  rt.queue().enqueueWriteBuffer(in, CL_TRUE, 0, in_bytes, x.data());
+  conv.enqueue(in, out).wait();
+  rt.queue().enqueueReadBuffer(out, CL_TRUE, 0, out_bytes, back.data());
+  require_kernels_ran(conv, variant, false);
+  REQUIRE(bitwise_difference(back, c.reference(), y_shape).empty());
+}
+
+void run_leaves_output_untouched_on_error(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  const ConvCase c = random_case(79);
+  INFO(describe(c));
+  BinaryConvolution conv(rt, c.attributes, c.input, c.make_filter());
+  const Shape y_shape = conv.output_shape();
+  const std::size_t y_count = static_cast<std::size_t>(y_shape[0] * y_shape[1] * y_shape[2] * y_shape[3]);
+  std::vector<float> y(y_count, -777.0f);
+  const std::vector<float> sentinel = y;
+  REQUIRE_THROWS_AS(conv.run(static_cast<const float*>(nullptr), y.data()), InvalidArgument);
+  REQUIRE_THROWS_AS(conv.run(static_cast<const std::uint8_t*>(nullptr), y.data()), InvalidArgument);
+  REQUIRE_THROWS_AS(conv.run(static_cast<const float*>(nullptr)), InvalidArgument);
+  REQUIRE(std::memcmp(y.data(), sentinel.data(), y_count * sizeof(float)) == 0);
+  // A null output pointer is refused too; a correct call then fills y.
+  if (c.uint8_input) {
+    REQUIRE_THROWS_AS(conv.run(c.x_u8.data(), nullptr), InvalidArgument);
+    conv.run(c.x_u8.data(), y.data());
+  } else {
+    REQUIRE_THROWS_AS(conv.run(c.x_f32.data(), nullptr), InvalidArgument);
+    conv.run(c.x_f32.data(), y.data());
+  }
+  require_kernels_ran(conv, variant, c.uint8_input);
+  const std::string difference = bitwise_difference(y, c.reference(), y_shape);
+  INFO(difference);
+  REQUIRE(difference.empty());
+}
+
+void plan_reports_launches(Variant variant) {
+  ConvCase c = random_case(80);
+  BinaryConvolution conv(runtime_for(variant), c.attributes, c.input, c.make_filter());
+  const Plan& p = conv.plan();
+  INFO(p.to_string());
+  REQUIRE(p.variant == variant);
+  REQUIRE(p.patch_bits == c.input[1] * c.filter[2] * c.filter[3]);
+  REQUIRE(p.words_per_patch == (p.patch_bits + 31) / 32);
+  REQUIRE(p.launches.size() >= 2);
+  REQUIRE(p.launches[0].kernel == "im2col_pack_f32");
+  REQUIRE(p.launches[1].kernel == "xnor_gemm");
+  REQUIRE(p.build_options.find(variant == Variant::Local ? "-DLOCAL_VARIANT=1" : "-DLOCAL_VARIANT=0") !=
+          std::string::npos);
+  for (const auto& l : p.launches) {
+    REQUIRE(l.local[0] * l.local[1] >= 1);
+    REQUIRE(l.global[0] % l.local[0] == 0);
+    REQUIRE(l.global[1] % l.local[1] == 0);
+  }
+  REQUIRE(p.scratch_bytes > 0);
+  REQUIRE(p.to_string().find("xnor_gemm") != std::string::npos);
+  run_case(conv, c);
+  require_kernels_ran(conv, variant, c.uint8_input);
+}
+
+}  // namespace
+
+XNORCL_VARIANT_TEST("OpenVINO's nine published cases in both bit orders", "[conv][openvino]",
+                    openvino_published_cases)
+XNORCL_VARIANT_TEST("SPEC 7 values derived from OpenVINO cases 2/3 and 6/7", "[conv][openvino]",
+                    openvino_derived_cases)
+XNORCL_VARIANT_TEST("the spec's example layer 1x3x224x224 * 64x3x5x5", "[conv][example]", spec_example_layer)
+XNORCL_VARIANT_TEST("enqueue on device buffers with a wait list", "[conv][enqueue]", enqueue_device_buffers)
+XNORCL_VARIANT_TEST("enqueue refuses buffers smaller than the shapes need", "[conv][enqueue]",
+                    enqueue_refuses_small_buffers)
+XNORCL_VARIANT_TEST("run leaves the caller's output untouched on error", "[conv][run]",
+                    run_leaves_output_untouched_on_error)
+XNORCL_VARIANT_TEST("plan reports variant, tiles and launches", "[conv][plan]", plan_reports_launches)
+
+#define XNORCL_RANDOM_BATCH(b)              \
+  static void random_batch_##b(Variant v) { \
+    random_batch(v, b);                     \
+  }                                         \
+  XNORCL_VARIANT_TEST("random configurations, batch " #b, "[conv][random]", random_batch_##b)
+XNORCL_RANDOM_BATCH(0)
+XNORCL_RANDOM_BATCH(1)
+XNORCL_RANDOM_BATCH(2)
+XNORCL_RANDOM_BATCH(3)
+XNORCL_RANDOM_BATCH(4)
+XNORCL_RANDOM_BATCH(5)
+XNORCL_RANDOM_BATCH(6)
+XNORCL_RANDOM_BATCH(7)
+XNORCL_RANDOM_BATCH(8)
+XNORCL_RANDOM_BATCH(9)
+
+}  // namespace xnorcl::test

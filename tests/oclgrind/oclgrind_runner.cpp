@@ -1,0 +1,271 @@
+// Runs xnorcl's kernels (and the canary kernels) under the Oclgrind simulator:
+//
+//   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner cases FIRST COUNT
+//   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner canary-out-of-bounds
+//   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner canary-local-race
+//
+// `cases` runs configurations [FIRST, FIRST + COUNT) of the table below through BinaryConvolution on the
+// forced variant and requires each to be bitwise equal to the host reference; CTest fails the test when
+// Oclgrind reports anything (invalid accesses, data races, uninitialized values, API errors). The canaries
+// run kernels with a known defect; their CTest tests pass only when Oclgrind reports it.
+//
+// The runner asserts that the device is "Oclgrind Simulator" and that Variant::Auto chooses Local there. It
+// flushes its output and leaves with std::_Exit: Oclgrind 21.10 aborts at process exit ("corrupted
+// double-linked list"), which must not decide the test.
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "conv_case.hpp"
+#include "xnorcl/xnorcl.hpp"
+
+namespace {
+
+using namespace xnorcl;
+using namespace xnorcl::test;
+
+[[noreturn]] void leave(int status) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(status);
+}
+
+struct OclgrindCase {
+  Variant variant;
+  std::size_t chunk_budget;  // XNORCL_MAX_CHUNK_BYTES for this case; 0: none
+  ConvCase conv;
+};
+
+ConvCase make_case(const std::string& name, std::uint64_t seed, Shape x, Shape f,
+                   const std::function<void(BinaryConvolution::Attributes&)>& attributes, bool uint8_input,
+                   InputKind kind, BitOrder order, bool thresholds) {
+  ConvCase c;
+  c.name = name;
+  c.seed = seed;
+  c.input = x;
+  c.filter = f;
+  attributes(c.attributes);
+  c.uint8_input = uint8_input;
+  c.kind = kind;
+  c.order = order;
+  Rng rng(seed);
+  if (thresholds) {
+    do {
+      c.attributes.input_thresholds = random_thresholds(rng, x[1], uint8_input, kind);
+    } while (c.attributes.input_thresholds.empty());
+  }
+  fill_data(c, rng);
+  return c;
+}
+
+// At most about 10^6 work-item-taps each. C_OUT and K are no multiples of any tile (the first case spans
+// several work-groups in both GEMM dimensions); every pad class appears.
+std::vector<OclgrindCase> cases() {
+  using A = BinaryConvolution::Attributes;
+  auto explicit_pads = [](std::array<int, 2> b, std::array<int, 2> e, float v) {
+    return [=](A& a) {
+      a.pads_begin = b;
+      a.pads_end = e;
+      a.pad_value = v;
+    };
+  };
+  std::vector<OclgrindCase> t;
+  for (Variant v : {Variant::Local, Variant::Global}) {
+    const std::string s = v == Variant::Local ? " local" : " global";
+    // Symmetric pads, pad correction (v = 0.5), N = 2, K = 297 (10 words, not a multiple of KT).
+    t.push_back(
+        {v, 0,
+         make_case("pads 1/1 v=0.5 N=2" + s, 11, {2, 33, 9, 10}, {70, 33, 3, 3},
+                   explicit_pads({1, 1}, {1, 1}, 0.5f), false, InputKind::Floats, BitOrder::MsbFirst, true)});
+    // 3-channel first layer, uint8 input, LsbFirst, v = 0.
+    t.push_back({v, 0,
+                 make_case("uint8 3ch 5x5 pads 2 v=0 lsb" + s, 12, {1, 3, 9, 8}, {5, 3, 5, 5},
+                           explicit_pads({2, 2}, {2, 2}, 0.0f), true, InputKind::SmallInteger,
+                           BitOrder::LsbFirst, true)});
+    // same_upper with stride and dilation, v = +1 (pad bit 1, two kernels).
+    t.push_back({v, 0,
+                 make_case(
+                     "same_upper s2 d2 v=+1" + s, 13, {1, 5, 9, 10}, {7, 5, 3, 3},
+                     [](A& a) {
+                       a.auto_pad = AutoPad::SameUpper;
+                       a.strides = {2, 2};
+                       a.dilations = {2, 2};
+                       a.pad_value = 1.0f;
+                     },
+                     false, InputKind::PlusMinusOne, BitOrder::MsbFirst, false)});
+    // same_lower, non-square kernel, v = -1.
+    t.push_back({v, 0,
+                 make_case(
+                     "same_lower 2x3 v=-1 N=2" + s, 14, {2, 2, 7, 6}, {3, 2, 2, 3},
+                     [](A& a) {
+                       a.auto_pad = AutoPad::SameLower;
+                       a.pad_value = -1.0f;
+                     },
+                     false, InputKind::Binary, BitOrder::LsbFirst, false)});
+    // valid (no pad taps): v = 0.1 adds no pad correction.
+    t.push_back({v, 0,
+                 make_case(
+                     "valid v=0.1 C_IN 65" + s, 15, {1, 65, 5, 6}, {33, 65, 2, 2},
+                     [](A& a) {
+                       a.auto_pad = AutoPad::Valid;
+                       a.pad_value = 0.1f;
+                     },
+                     false, InputKind::Floats, BitOrder::MsbFirst, true)});
+    // Asymmetric pads, stride 3 by 1, v = -0.25.
+    t.push_back({v, 0,
+                 make_case("asymmetric pads v=-0.25" + s, 16, {1, 4, 8, 7}, {9, 4, 3, 2},
+                           explicit_pads({0, 3}, {2, 0}, -0.25f), false, InputKind::SmallInteger,
+                           BitOrder::LsbFirst, true)});
+    // Empty interior: every output's window touches the pad.
+    t.push_back({v, 0,
+                 make_case("empty interior 5x5 on 3x4" + s, 17, {2, 1, 3, 4}, {3, 1, 5, 5},
+                           explicit_pads({2, 2}, {2, 2}, 0.5f), false, InputKind::Binary, BitOrder::MsbFirst,
+                           false)});
+    // Forced small chunks: row ranges of each image and run() batch groups.
+    t.push_back(
+        {v, 600,
+         make_case("chunked rows N=2 v=0" + s, 18, {2, 33, 10, 9}, {6, 33, 3, 3},
+                   explicit_pads({1, 1}, {1, 1}, 0.0f), true, InputKind::Binary, BitOrder::MsbFirst, false)});
+  }
+  return t;
+}
+
+std::string device_name(const Runtime& rt) {
+  return rt.device().getInfo<CL_DEVICE_NAME>();
+}
+
+int run_cases(std::size_t first, std::size_t count) {
+  const std::vector<OclgrindCase> table = cases();
+  RuntimeOptions auto_options;
+  auto_options.cache_dir = "off";
+  Runtime auto_rt = Runtime::create(auto_options);
+  if (device_name(auto_rt) != "Oclgrind Simulator") {
+    std::cerr << "FAILED: the device is '" << device_name(auto_rt) << "', not 'Oclgrind Simulator'\n";
+    return 1;
+  }
+  if (auto_rt.variant() != Variant::Local) {
+    std::cerr << "FAILED: Auto chose " << to_string(auto_rt.variant())
+              << " on Oclgrind (expected local): " << auto_rt.variant_reason() << "\n";
+    return 1;
+  }
+  std::cout << "device " << auto_rt.device_name() << "; Auto chooses local: " << auto_rt.variant_reason()
+            << "\n";
+  Runtime global_rt = [&] {
+    RuntimeOptions o = auto_options;
+    o.variant = Variant::Global;
+    return Runtime::create(o);
+  }();
+  int failures = 0, ran = 0;
+  std::vector<std::unique_ptr<BinaryConvolution>> keep_alive;
+  for (std::size_t i = first; i < table.size() && i < first + count; ++i) {
+    const OclgrindCase& oc = table[i];
+    const ConvCase& c = oc.conv;
+    Runtime& rt = oc.variant == Variant::Local ? auto_rt : global_rt;
+    std::cout << "[" << i << "] " << describe(c) << "\n";
+    if (oc.chunk_budget) {
+      ::setenv("XNORCL_MAX_CHUNK_BYTES", std::to_string(oc.chunk_budget).c_str(), 1);
+    } else {
+      ::unsetenv("XNORCL_MAX_CHUNK_BYTES");
+    }
+    // Every object stays alive until the process leaves: Oclgrind 21.10's uninitialized-value shadow of a
+    // released buffer is reused, at its old size, by the next buffer given the same address, which reports
+    // correct stores beyond that size as uninitialized. Never releasing a buffer avoids the false report.
+    keep_alive.push_back(std::make_unique<BinaryConvolution>(rt, c.attributes, c.input, c.make_filter()));
+    BinaryConvolution& conv = *keep_alive.back();
+    ::unsetenv("XNORCL_MAX_CHUNK_BYTES");
+    std::cout << "    plan: " << conv.plan().to_string() << "\n";
+    const std::vector<float> y = c.uint8_input ? conv.run(c.x_u8.data()) : conv.run(c.x_f32.data());
+    const std::vector<StageTime> stages = conv.last_stage_times();
+    bool packed = false, gemm = false;
+    for (const auto& s : stages) {
+      packed = packed || s.kernel == (c.uint8_input ? "im2col_pack_u8" : "im2col_pack_f32");
+      gemm = gemm || s.kernel == "xnor_gemm";
+    }
+    const std::string difference = bitwise_difference(y, c.reference(), conv.output_shape());
+    ++ran;
+    if (conv.plan().variant != oc.variant || !packed || !gemm || !difference.empty() ||
+        (oc.chunk_budget && conv.plan().chunks < 2)) {
+      ++failures;
+      std::cout << "    FAILED: variant " << to_string(conv.plan().variant) << ", packing ran " << packed
+                << ", xnor_gemm ran " << gemm << ", chunks " << conv.plan().chunks << ", " << difference
+                << "\n";
+    } else {
+      std::cout << "    bitwise equal to the reference\n";
+    }
+  }
+  std::cout << ran << " configurations, " << failures << " failed\n";
+  return failures == 0 && ran > 0 ? 0 : 1;
+}
+
+int run_canary(const std::string& which) {
+  std::ifstream file(XNORCL_CANARY_SOURCE);
+  std::stringstream source;
+  source << file.rdbuf();
+  cl::Context context(CL_DEVICE_TYPE_ALL);
+  cl::Device device = context.getInfo<CL_CONTEXT_DEVICES>().front();
+  if (device.getInfo<CL_DEVICE_NAME>() != "Oclgrind Simulator") {
+    std::cerr << "FAILED: the device is '" << device.getInfo<CL_DEVICE_NAME>()
+              << "', not 'Oclgrind Simulator'\n";
+    return 1;
+  }
+  cl::CommandQueue queue(context, device);
+  cl::Program program(context, source.str());
+  program.build(std::vector<cl::Device>{device}, "-cl-std=CL1.2");
+  const int n = 16;
+  cl::Buffer in(context, CL_MEM_READ_WRITE, n * sizeof(float));
+  cl::Buffer out(context, CL_MEM_READ_WRITE, n * sizeof(float));
+  const std::vector<float> zeros(n, 0.0f);
+  queue.enqueueWriteBuffer(in, CL_TRUE, 0, n * sizeof(float), zeros.data());
+  if (which == "canary-out-of-bounds") {
+    cl::Kernel k(program, "canary_out_of_bounds");
+    k.setArg(0, in);
+    k.setArg(1, out);
+    k.setArg(2, n);
+    queue.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(n), cl::NDRange(n));
+  } else if (which == "canary-local-race") {
+    cl::Kernel k(program, "canary_local_race");
+    k.setArg(0, out);
+    queue.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(n), cl::NDRange(n));
+  } else {
+    std::cerr << "unknown canary " << which << "\n";
+    return 2;
+  }
+  queue.finish();
+  std::cout << which << " ran; Oclgrind's report above decides the test\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int status = 2;
+  try {
+    const std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "cases") {
+      const std::size_t first = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
+      const std::size_t count = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1000;
+      status = run_cases(first, count);
+    } else if (mode.rfind("canary-", 0) == 0) {
+      status = run_canary(mode);
+    } else if (mode == "count") {
+      std::cout << cases().size() << "\n";
+      status = 0;
+    } else {
+      std::cerr << "usage: " << argv[0]
+                << " cases [FIRST COUNT] | canary-out-of-bounds | canary-local-race\n";
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "FAILED: " << e.what() << "\n";
+    status = 1;
+  }
+  leave(status);
+}

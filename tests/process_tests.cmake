@@ -1,0 +1,12 @@
+# Tests that need a process of their own, because they change what the OpenCL ICD loader sees.
+
+# With the ICD loader pointed at an empty vendor directory there is no OpenCL platform at all: Runtime::create
+# must say so and name the package that provides one.
+set(no_vendors_dir "${CMAKE_CURRENT_BINARY_DIR}/empty_opencl_vendors")
+file(MAKE_DIRECTORY "${no_vendors_dir}")
+add_executable(xnorcl_no_platform no_platform_main.cpp)
+target_link_libraries(xnorcl_no_platform PRIVATE xnorcl::xnorcl xnorcl_warnings)
+add_test(NAME no_platform COMMAND xnorcl_no_platform)
+set_tests_properties(no_platform PROPERTIES
+  LABELS host
+  ENVIRONMENT "OCL_ICD_VENDORS=${no_vendors_dir};OCL_ICD_FILENAMES=")

@@ -1,0 +1,189 @@
+// xnorcl-bench: the types its parts share (SPEC section 5).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "xnorcl/xnorcl.hpp"
+
+namespace xnorcl_bench {
+
+// Bad command-line input: main prints the message and the usage, and exits with status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// ---- command line -----------------------------------------------------------------------------------------
+
+struct Options {
+  std::string command;                // devices | peak | layers | startup
+  std::optional<std::string> device;  // --device (else XNORCL_DEVICE, else the library's default)
+  xnorcl::Variant variant = xnorcl::Variant::Auto;
+  bool variant_given = false;  // --variant given (else XNORCL_VARIANT may apply)
+  int warmup = 3;
+  int reps = 20;
+  float pad_value = 0;
+  std::vector<std::string> layer_specs;  // --layer (repeatable); empty: the default set
+  std::string json_path, csv_path;
+  bool quick = false;
+  int startup_runs = 3;  // startup: fresh processes per cache state
+};
+
+// ---- statistics ------------------------------------------------------------------------------------------
+
+struct Stats {
+  double min = 0, median = 0, max = 0;
+  std::size_t count = 0;
+};
+Stats summarize(std::vector<double> samples);  // samples in milliseconds; empty gives count 0
+
+// ---- peak ------------------------------------------------------------------------------------------------
+
+struct PeakEntry {
+  std::string type;       // "uint4", "float16", ...
+  bool available = true;  // false when the device cannot build it (e.g. no 64-bit integers)
+  std::string note;       // why not available
+  double ops_per_s = 0;   // binary MACs (bits) per second, or flops per second
+  double best_ms = 0;     // fastest of the repetitions
+  std::size_t work_items = 0;
+  int iterations = 0;
+};
+
+struct Peak {
+  std::vector<PeakEntry> xor_popcount;  // uint ... ulong4
+  std::vector<PeakEntry> fma;           // float ... float16
+  double binary_ops_per_s = 0;          // max over xor_popcount
+  std::string binary_type;
+  double float_flops_per_s = 0;  // max over fma
+  std::string float_type;
+  int measurements = 1;  // sets of 5 launches per type that the figures are the best of
+};
+
+// Measures SPEC 5's peak on the runtime's device and queue. quick: shorter kernels (CI smoke only).
+Peak measure_peak(const xnorcl::Runtime& runtime, bool quick, bool progress);
+// Per type, the better of two measurements (the layers run measures before and after: other processes on a
+// shared machine lower a single measurement, which would inflate every "% of peak").
+Peak best_of(const Peak& a, const Peak& b);
+
+// ---- layers ----------------------------------------------------------------------------------------------
+
+// One layer: the single descriptor both the checks and the timings use.
+struct Layer {
+  std::string name;        // "resnet_64x56x56"
+  std::string origin;      // "paper conv2", "spec", "resnet", "custom"
+  xnorcl::Shape input{};   // N,C,H,W
+  xnorcl::Shape filter{};  // C_OUT,C_IN,KH,KW
+  std::array<int, 2> strides{1, 1};
+  std::array<int, 2> pads{0, 0};  // symmetric: begin == end (CLBlast's im2col pads both sides alike)
+  std::array<int, 2> dilations{1, 1};
+
+  xnorcl::BinaryConvolution::Attributes attributes(float pad_value) const;
+  xnorcl::Shape output() const;  // from xnorcl's own shape inference
+  std::int64_t macs() const;     // N*C_OUT*OH*OW*C_IN*KH*KW
+  std::string describe() const;  // "1x64x56x56 64@3x3 s1 p1 d1"
+};
+
+std::vector<Layer> default_layers();
+// "1x64x56x56:64x3x3:s1:p1[:d2]" (the s, p and d parts optional, each a number or YxX). Throws UsageError.
+Layer parse_layer(const std::string& spec);
+
+// ---- results ---------------------------------------------------------------------------------------------
+
+struct BinaryResult {
+  float pad_value = 0;
+  std::string status = "ok";  // ok | WRONG | error
+  std::string message;        // what went wrong
+  xnorcl::Plan plan;
+  Stats wall;    // enqueue -> finish
+  Stats device;  // sum of the stage events
+  Stats packing, gemm, epilogue;
+  std::vector<std::string> kernels;  // every kernel name seen in the stage events
+};
+
+struct FloatResult {
+  std::string status = "unavailable";  // ok | WRONG | error | unavailable
+  std::string message;
+  double max_rel_error = 0;  // before timing, against the host float convolution
+  Stats wall;                // enqueue -> finish of Im2col + Gemm
+  Stats im2col, gemm;        // their events (Gemm's event is its last kernel)
+};
+
+struct LayerResult {
+  Layer layer;
+  xnorcl::Shape output{};
+  std::vector<BinaryResult> binary;  // binary[0]: --pad-value; then +1 and, on the spec layer, 0 and 0.5
+  FloatResult floating;
+};
+
+struct RunInfo {
+  std::string library_version, device, platform, driver, device_version;
+  std::string variant, variant_reason, requested_variant;
+  Options options;
+  Peak peak;
+  std::vector<LayerResult> layers;
+  std::vector<std::string> invalid;  // reasons the run is invalid (a stage above 100% of peak)
+};
+
+// ---- parts -----------------------------------------------------------------------------------------------
+
+xnorcl::Runtime make_runtime(const Options& o);
+int run_devices(const Options& o);
+int run_peak(const Options& o);
+int run_layers(const Options& o);
+int run_startup(const Options& o, const char* argv0);
+int run_first_output(const Options& o);  // hidden: the child process of `startup`
+
+// The CLBlast float32 convolution of a layer (zero padding), on the runtime's context and queue.
+class FloatBaseline {
+ public:
+  static bool available();  // built with CLBlast
+  FloatBaseline(const xnorcl::Runtime& runtime, const Layer& layer, const std::vector<float>& x,
+                const std::vector<float>& w);
+  ~FloatBaseline();
+  FloatBaseline(const FloatBaseline&) = delete;
+  FloatBaseline& operator=(const FloatBaseline&) = delete;
+  // Enqueues Im2col + Gemm for every image; throws std::runtime_error naming a failed CLBlast status.
+  void enqueue();
+  // Waits, then the device times (ms) of the last enqueue: Im2col and Gemm, summed over images.
+  void stage_times(double& im2col_ms, double& gemm_ms);
+  std::vector<float> read_output();
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+// Host float convolution in double (zero padding), for checking the baseline.
+std::vector<float> host_float_convolution(const Layer& layer, const std::vector<float>& x,
+                                          const std::vector<float>& w);
+
+// Report: the tables on stdout, JSON and CSV files.
+void print_layer_table(const RunInfo& run, const LayerResult& r);
+void print_summary(const RunInfo& run);
+void print_peak_table(const Peak& peak);
+void write_json(const RunInfo& run, const std::string& path);
+void write_csv(const RunInfo& run, const std::string& path);
+
+// Derived figures, shared by the table, the JSON and the targets.
+double perfect_float_ms(const Layer& layer, const Peak& peak);  // 2*MACs / FMA peak
+double gemm_percent_of_peak(const Layer& layer, const BinaryResult& b, const Peak& peak);
+// The binary time that the headline, G binMAC/s and the pad_value ratios use: the median device time (the sum
+// of the stage events), like the perfect float convolution it is compared with, which is a device figure;
+// the wall median when the queue has no profiling. Wall time adds the host's wake-up after clFinish, which a
+// loaded machine stretches (it is printed beside, and the CLBlast speed-up compares wall with wall, since
+// CLBlast's Gemm event covers only its last kernel).
+double binary_ms(const BinaryResult& b);
+double gbinmac_per_s(const Layer& layer, const BinaryResult& b);
+
+struct Target {
+  std::string id, description, layer;
+  double measured = 0, required = 0;
+  std::string unit;    // "x", "%", ...
+  std::string status;  // PASS | MISS | N/A
+  std::string note;
+};
+std::vector<Target> evaluate_targets(const RunInfo& run);
+
+}  // namespace xnorcl_bench

@@ -1,0 +1,224 @@
+// `xnorcl-bench peak`: the device's xor-popcount and FMA peak rates (SPEC section 5). The layer figures
+// (% of peak, time of a perfect float convolution) are measured against these.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "bench.hpp"
+
+namespace xnorcl_bench {
+
+const char* kernel_source(const std::string& name);  // generated from kernels/*.cl
+
+namespace {
+
+struct WordType {
+  const char* name;
+  bool is_float;
+  std::size_t bytes;  // sizeof the OpenCL type
+  int lanes;
+};
+
+const WordType kXorTypes[] = {{"uint", false, 4, 1},  {"uint2", false, 8, 2},   {"uint4", false, 16, 4},
+                              {"ulong", false, 8, 1}, {"ulong2", false, 16, 2}, {"ulong4", false, 32, 4}};
+const WordType kFmaTypes[] = {
+    {"float", true, 4, 1}, {"float4", true, 16, 4}, {"float8", true, 32, 8}, {"float16", true, 64, 16}};
+
+constexpr int kInputWords = 4096;  // the kernels index their operands modulo this
+constexpr int kRepetitions = 5;    // best of 5
+
+double event_ms(const cl::Event& e) {
+  const auto start = e.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+  const auto end = e.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+  return static_cast<double>(end - start) * 1e-6;
+}
+
+// Operations one launch performs: binary MACs (one per bit of an xor-popcount) or flops (2 per FMA lane).
+double launch_ops(const WordType& t, std::size_t work_items, int iterations) {
+  const double per_iteration = t.is_float ? 2.0 * t.lanes * 8 : 8.0 * t.bytes * 8;
+  return per_iteration * static_cast<double>(work_items) * iterations;
+}
+
+class PeakRunner {
+ public:
+  PeakRunner(const xnorcl::Runtime& rt, bool quick, bool progress)
+      : rt_(rt), quick_(quick), progress_(progress), queue_(rt.queue()) {
+    const auto& info = rt.device_info();
+    // At least 2^14 work-items (SPEC 5); more on wide devices so every compute unit has several groups.
+    work_items_ = std::clamp<std::size_t>(info.compute_units * info.max_work_group_size * 4,
+                                          std::size_t{1} << 14, std::size_t{1} << 20);
+    std::vector<std::uint8_t> bits(kInputWords * 64);
+    std::mt19937 rng(12345);
+    for (auto& b : bits) b = static_cast<std::uint8_t>(rng());
+    xor_input_ = cl::Buffer(rt.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bits.size(), bits.data());
+    std::vector<float> values(kInputWords * 16);
+    std::uniform_real_distribution<float> dist(0.5f, 1.0f);
+    for (auto& v : values) v = dist(rng);
+    fma_input_ =
+        cl::Buffer(rt.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, values.size() * 4, values.data());
+    output_ = cl::Buffer(rt.context(), CL_MEM_WRITE_ONLY, work_items_ * 64);
+  }
+
+  // Builds a program of peak.cl; a failure (e.g. no 64-bit integers) leaves the program null.
+  cl::Program build(const std::string& options, std::string& log) {
+    cl::Program program(rt_.context(), kernel_source("peak.cl"));
+    try {
+      // No fast-math options (SPEC 4): the FMA kernel must measure fma() as written.
+      program.build(std::vector<cl::Device>{rt_.device()}, options.c_str());
+    } catch (const cl::Error&) {
+      log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(rt_.device());
+      return cl::Program();
+    }
+    return program;
+  }
+
+  PeakEntry measure(const cl::Program& program, const WordType& t) {
+    PeakEntry e;
+    e.type = t.name;
+    e.work_items = work_items_;
+    cl::Kernel kernel(program, (std::string(t.is_float ? "fma_" : "xor_") + t.name).c_str());
+    kernel.setArg(0, t.is_float ? fma_input_ : xor_input_);
+    kernel.setArg(1, output_);
+    if (t.is_float) {
+      kernel.setArg(3, 0.999f);
+    } else {
+      kernel.setArg(3, cl_uint{0x9E3779B9u});  // odd: b walks through every value
+    }
+    const std::size_t kernel_max = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(rt_.device());
+    std::size_t local = 64;
+    while (local > kernel_max) local /= 2;
+    local_ = local;
+
+    // Calibrate the iteration count so one launch takes about target_ms: long enough to dwarf launch
+    // overhead and timer resolution, short enough for a shared machine.
+    const double target_ms = quick_ ? 4.0 : 20.0;
+    int iterations = 64;
+    launch(kernel, iterations);  // first launch: PoCL finishes compiling for this local size here
+    for (int round = 0; round < 4; ++round) {
+      const double ms = launch(kernel, iterations);
+      const double wanted = iterations * target_ms / std::max(ms, 1e-3);
+      const int next = static_cast<int>(std::clamp(wanted, 16.0, 1e7));
+      if (next < 2 * iterations && next > iterations / 2) break;
+      iterations = next;
+    }
+    e.iterations = iterations;
+    double best = 1e300;
+    for (int r = 0; r < kRepetitions; ++r) best = std::min(best, launch(kernel, iterations));
+    e.best_ms = best;
+    e.ops_per_s = launch_ops(t, work_items_, iterations) / (best * 1e-3);
+    if (progress_) {
+      std::fprintf(stderr, "  peak %-8s %10.2f G%s/s\n", t.name, e.ops_per_s * 1e-9,
+                   t.is_float ? "flop" : "binop");
+    }
+    return e;
+  }
+
+ private:
+  double launch(cl::Kernel& kernel, int iterations) {
+    kernel.setArg(2, iterations);
+    cl::Event event;
+    const auto t0 = std::chrono::steady_clock::now();
+    queue_.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(work_items_), cl::NDRange(local_), nullptr,
+                                &event);
+    event.wait();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (rt_.profiling_enabled()) return event_ms(event);
+    return std::chrono::duration<double, std::milli>(t1 - t0).count();
+  }
+
+  const xnorcl::Runtime& rt_;
+  bool quick_, progress_;
+  cl::CommandQueue queue_;
+  std::size_t work_items_ = 0, local_ = 64;
+  cl::Buffer xor_input_, fma_input_, output_;
+};
+
+void set_maxima(Peak& peak) {
+  peak.binary_ops_per_s = peak.float_flops_per_s = 0;
+  for (const auto& e : peak.xor_popcount) {
+    if (e.available && e.ops_per_s > peak.binary_ops_per_s) {
+      peak.binary_ops_per_s = e.ops_per_s;
+      peak.binary_type = e.type;
+    }
+  }
+  for (const auto& e : peak.fma) {
+    if (e.available && e.ops_per_s > peak.float_flops_per_s) {
+      peak.float_flops_per_s = e.ops_per_s;
+      peak.float_type = e.type;
+    }
+  }
+}
+
+}  // namespace
+
+Peak best_of(const Peak& a, const Peak& b) {
+  Peak p = a;
+  for (std::size_t i = 0; i < p.xor_popcount.size() && i < b.xor_popcount.size(); ++i) {
+    if (b.xor_popcount[i].ops_per_s > p.xor_popcount[i].ops_per_s) p.xor_popcount[i] = b.xor_popcount[i];
+  }
+  for (std::size_t i = 0; i < p.fma.size() && i < b.fma.size(); ++i) {
+    if (b.fma[i].ops_per_s > p.fma[i].ops_per_s) p.fma[i] = b.fma[i];
+  }
+  p.measurements = a.measurements + b.measurements;
+  set_maxima(p);
+  return p;
+}
+
+Peak measure_peak(const xnorcl::Runtime& runtime, bool quick, bool progress) {
+  try {
+    PeakRunner runner(runtime, quick, progress);
+    Peak peak;
+    std::string log32, log64;
+    const cl::Program p32 = runner.build("-cl-std=CL1.2", log32);
+    const cl::Program p64 = runner.build("-cl-std=CL1.2 -DPEAK_ULONG", log64);
+    if (!p32()) throw std::runtime_error("peak kernels do not build:\n" + log32);
+    for (const WordType& t : kXorTypes) {
+      const bool wide = t.name[1] == 'l';  // ulong*
+      if (wide && !p64()) {
+        PeakEntry e;
+        e.type = t.name;
+        e.available = false;
+        e.note = "64-bit integer kernels do not build on this device";
+        peak.xor_popcount.push_back(e);
+        continue;
+      }
+      peak.xor_popcount.push_back(runner.measure(wide ? p64 : p32, t));
+    }
+    for (const WordType& t : kFmaTypes) peak.fma.push_back(runner.measure(p32, t));
+    set_maxima(peak);
+    return peak;
+  } catch (const cl::Error& e) {
+    throw std::runtime_error(std::string("peak: ") + e.what() + " failed with " +
+                             xnorcl::cl_error_name(e.err()));
+  }
+}
+
+void print_peak_table(const Peak& peak) {
+  std::printf("Peak (best of %d launches%s; %s work-items x 8 accumulators each)\n",
+              kRepetitions * peak.measurements, peak.measurements > 1 ? ": 5 before the layers, 5 after" : "",
+              peak.xor_popcount.empty() ? "?" : std::to_string(peak.xor_popcount[0].work_items).c_str());
+  std::printf("  %-9s %-22s %12s %10s %11s\n", "type", "kernel", "G ops/s", "best ms", "iterations");
+  for (const auto& e : peak.xor_popcount) {
+    if (!e.available) {
+      std::printf("  %-9s %-22s %12s  (%s)\n", e.type.c_str(), "xor-popcount", "n/a", e.note.c_str());
+      continue;
+    }
+    std::printf("  %-9s %-22s %12.2f %10.3f %11d\n", e.type.c_str(), "xor-popcount [binMAC]",
+                e.ops_per_s * 1e-9, e.best_ms, e.iterations);
+  }
+  for (const auto& e : peak.fma) {
+    std::printf("  %-9s %-22s %12.2f %10.3f %11d\n", e.type.c_str(), "fma [flop]", e.ops_per_s * 1e-9,
+                e.best_ms, e.iterations);
+  }
+  std::printf("  xor-popcount peak: %.2f G binMAC/s (%s)\n", peak.binary_ops_per_s * 1e-9,
+              peak.binary_type.c_str());
+  std::printf("  float32 FMA peak:  %.2f GFLOP/s (%s)\n", peak.float_flops_per_s * 1e-9,
+              peak.float_type.c_str());
+  if (peak.float_flops_per_s > 0) {
+    std::printf("  ratio: %.1f binary MACs per flop\n", peak.binary_ops_per_s / peak.float_flops_per_s);
+  }
+}
+
+}  // namespace xnorcl_bench

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Compiles every kernel file with every build-option set the runtime can emit, as strict OpenCL C 1.2 with
+# no extension (what Mali and Adreno drivers accept), and refuses build options that would make results
+# depend on the driver's floating-point shortcuts (SPEC section 4).
+#
+#   tools/check_kernels.sh build/tools/xnorcl-kernel-options
+set -euo pipefail
+
+if (($# != 1)); then
+  echo "usage: $0 path/to/xnorcl-kernel-options" >&2
+  exit 2
+fi
+options_tool=$1
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+forbidden=(-cl-fast-relaxed-math -cl-finite-math-only -cl-unsafe-math-optimizations -cl-mad-enable
+  -cl-denorms-are-zero)
+
+# Read the whole table first: a failing tool must fail this script, which a pipe into `while` would hide.
+table=$("$options_tool")
+
+declare -A covered=()
+checked=0
+failures=0
+while IFS=$'\t' read -r file options; do
+  [[ -n "$file" ]] || continue
+  read -ra opts <<<"$options"
+  for opt in "${opts[@]}"; do
+    for bad in "${forbidden[@]}"; do
+      if [[ "$opt" == "$bad" ]]; then
+        echo "FAIL: $file: forbidden build option $opt in '$options'" >&2
+        failures=$((failures + 1))
+      fi
+    done
+  done
+  if [[ ! -f "cl_kernels/$file" ]]; then
+    echo "FAIL: the runtime builds cl_kernels/$file, which does not exist" >&2
+    failures=$((failures + 1))
+    continue
+  fi
+  covered[$file]=1
+  if ! clang -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -Xclang -cl-ext=-all -fsyntax-only -Werror \
+    "${opts[@]}" "cl_kernels/$file"; then
+    echo "FAIL: cl_kernels/$file with '$options'" >&2
+    failures=$((failures + 1))
+  fi
+  checked=$((checked + 1))
+done <<<"$table"
+
+shopt -s nullglob
+kernel_files=(cl_kernels/*.cl)
+for path in "${kernel_files[@]}"; do
+  if [[ -z "${covered[${path#cl_kernels/}]:-}" ]]; then
+    echo "FAIL: $path is built with no option set of the runtime, so nothing checks it" >&2
+    failures=$((failures + 1))
+  fi
+done
+if ((checked == 0)); then
+  echo "FAIL: no (kernel file, build options) pair to check" >&2
+  failures=$((failures + 1))
+fi
+
+echo "check_kernels: $checked (file, option-set) pairs checked over ${#kernel_files[@]} kernel files, $failures failures"
+((failures == 0))

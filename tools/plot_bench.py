@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Chart an `xnorcl-bench layers --json FILE` run: per layer, the binary convolution's time beside CLBlast's
+float32 convolution and a perfect float32 convolution at the measured FMA peak (medians, log scale).
+
+usage: tools/plot_bench.py bench.json [-o bench.png]
+Needs matplotlib (Debian: python3-matplotlib); renders without a display (Agg).
+"""
+import argparse
+import json
+import math
+import sys
+
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("plot_bench.py needs matplotlib (Debian: apt install python3-matplotlib, then run it with "
+             "/usr/bin/python3 if another python3 comes first in PATH)")
+
+matplotlib.use("Agg")  # no display on CI machines
+import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+
+
+def median(stats):
+    return stats["median"] if stats else None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("json", help="the file written by xnorcl-bench layers --json")
+    parser.add_argument("-o", "--output", help="PNG to write (default: the JSON's name with .png)")
+    args = parser.parse_args()
+
+    with open(args.json) as f:
+        run = json.load(f)
+    if run.get("schema") != 1:
+        sys.exit(f"{args.json}: schema {run.get('schema')!r}, this script reads schema 1")
+    output = args.output or (args.json[:-5] if args.json.endswith(".json") else args.json) + ".png"
+
+    names, binary, floating, perfect, marks = [], [], [], [], []
+    for layer in run["layers"]:
+        b = layer["binary"][0] if layer["binary"] else {}
+        f = layer["float"]
+        names.append(layer["name"])
+        # binary_ms: the median device time the targets use (the wall median when there was no profiling).
+        binary.append((b.get("binary_ms") or median(b.get("wall_ms"))) if b.get("status") == "ok" else None)
+        floating.append(median(f.get("wall_ms")) if f.get("status") == "ok" else None)
+        perfect.append(layer.get("perfect_float_ms"))
+        # A wrong or failed binary result has no bar; the label says why.
+        marks.append("" if b.get("status") == "ok" else f"\n({b.get('status', 'none')})")
+
+    series = [
+        ("binary xnorcl, pad_value %g (device time)" % run["settings"]["pad_value"], binary, "tab:blue"),
+        ("float32 CLBlast Im2col+Gemm (wall time)", floating, "tab:orange"),
+        ("perfect float32 at the FMA peak", perfect, "tab:gray"),
+    ]
+    width = 0.27
+    fig, ax = plt.subplots(figsize=(max(8, 1.4 * len(names)), 5))
+    for i, (label, values, color) in enumerate(series):
+        xs = [k + (i - 1) * width for k in range(len(names))]
+        heights = [v if v is not None and v > 0 and math.isfinite(v) else float("nan") for v in values]
+        bars = ax.bar(xs, heights, width, label=label, color=color)
+        for bar, v in zip(bars, heights):
+            if math.isfinite(v):
+                ax.annotate(f"{v:.3g}", (bar.get_x() + bar.get_width() / 2, v), ha="center", va="bottom",
+                            fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("time per layer, ms (median, log scale)")
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels([n + m for n, m in zip(names, marks)], rotation=20, ha="right", fontsize=8)
+    peak = run["peak"]
+    ax.set_title(
+        f"xnorcl {run['library_version']} on {run['device']}\nvariant {run['variant']}, "
+        f"xor-popcount peak {peak['binary_gops_per_s']:.0f} G binMAC/s, "
+        f"FMA peak {peak['float_gflops_per_s']:.0f} GFLOP/s, {run['settings']['reps']} reps",
+        fontsize=9,
+    )
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(output, dpi=120)
+    print(output)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The README's quick start: set up a fresh Debian 12 / Ubuntu 22.04 machine, build xnorcl, then run it.
+#
+#   tools/quickstart.sh run    install what is missing, build Release into build/, run the main job
+#   tools/quickstart.sh test   install what is missing, build, run the whole test suite
+#   tools/quickstart.sh deps   only install what is missing (CI's first phase)
+#
+# Extra CMake arguments come from XNORCL_CMAKE_ARGS (CI passes -DXNORCL_WERROR=ON).
+set -euo pipefail
+
+# The one list of system packages the project needs (CI installs through this script too).
+packages=(cmake g++ ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd catch2 clinfo libclblast-dev
+  oclgrind clang python3-matplotlib)
+
+# What `run` runs once built; it becomes xnorcl-bench when that exists.
+main_job=(build/tools/xnorcl-demo)
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+install_deps() {
+  local missing=() p native_arch
+  native_arch=$(dpkg --print-architecture)
+  for p in "${packages[@]}"; do
+    # dpkg-query is quick, so a machine that is already set up never waits for apt. It prints a line per
+    # installed architecture (amd64 and a cross arm64, say); only the native one or "all" counts.
+    if ! dpkg-query -W -f='${Architecture} ${db:Status-Status}\n' "$p" 2>/dev/null |
+      grep -qxE "($native_arch|all) installed"; then
+      missing+=("$p")
+    fi
+  done
+  if ((${#missing[@]} == 0)); then
+    echo "quickstart: all ${#packages[@]} packages already installed"
+    return
+  fi
+  echo "quickstart: installing ${missing[*]}"
+  local sudo=()
+  ((EUID == 0)) || sudo=(sudo)
+  # Wait for another apt (unattended upgrades on a fresh machine) instead of failing at once.
+  local apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600)
+  "${apt[@]}" update
+  "${apt[@]}" install -y --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  # Word splitting is intended: XNORCL_CMAKE_ARGS may hold several arguments.
+  # shellcheck disable=SC2086
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${XNORCL_CMAKE_ARGS:-}
+  cmake --build build --parallel "$(nproc)"
+}
+
+case "${1:-}" in
+  deps)
+    install_deps
+    ;;
+  run)
+    install_deps
+    build
+    "${main_job[@]}"
+    ;;
+  test)
+    install_deps
+    build
+    ctest --test-dir build --output-on-failure -j2
+    ;;
+  *)
+    echo "usage: $0 run|test|deps" >&2
+    exit 2
+    ;;
+esac
