@@ -6,6 +6,7 @@
 #     link line, no NEEDED libOpenCL in readelf -d;
 #   - the app runs on PoCL through the loader, with the default search list and with a list whose first
 #     entry is missing;
+#   - the library's whole test suite (device tests included) passes on PoCL through the loader;
 #   - where nothing loads, Runtime::create throws DeviceNotFound listing every path tried with its dlerror():
 #     for a list given in XNORCL_OPENCL_LIBRARY_PATHS (the test-only override), and for the default list with
 #     the real libOpenCL hidden in a private mount namespace (where unshare is permitted).
@@ -61,13 +62,15 @@ install_packages() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
-# <mode>: shared or static. Builds and installs xnorcl with the loader into build-dlopen-<mode>/install.
+# <mode>: shared or static. Builds and installs xnorcl with the loader into build-dlopen-<mode>/install; the
+# shared build also builds the tests and tools, which then run through the loader as well.
 build_library() {
-  local build=build-dlopen-$1 shared=OFF
-  [[ $1 == shared ]] && shared=ON
+  local build=build-dlopen-$1 shared=OFF tests=OFF
+  [[ $1 == shared ]] && shared=ON tests=ON
+  # Oclgrind preloads its own OpenCL runtime, bypassing the loader: nothing to learn about the loader there.
   cmake -S . -B "$build" -DXNORCL_DLOPEN_OPENCL=ON -DBUILD_SHARED_LIBS=$shared -DXNORCL_WERROR=ON \
-    -DXNORCL_BUILD_TESTS=OFF -DXNORCL_BUILD_TOOLS=OFF -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_INSTALL_PREFIX="$PWD/$build/install"
+    -DXNORCL_BUILD_TESTS=$tests -DXNORCL_BUILD_TOOLS=$tests -DXNORCL_OCLGRIND_TESTS=OFF \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PWD/$build/install"
   cmake --build "$build" -j "$JOBS"
   rm -rf "$build/install" "$build/cache"
   cmake --install "$build" >/dev/null
@@ -103,6 +106,20 @@ check_library() {
   missing=$(comm -23 <(echo "$clhpp") <(echo "$defined"))
   echo "OpenCL-CLHPP (target 1.2) calls $(grep -c . <<<"$clhpp") cl* functions, all defined"
   [[ -z "$missing" ]] || fail "OpenCL-CLHPP calls functions the loader does not define: $missing"
+}
+
+# The library's own tests, host and device, on PoCL through the loader: the test programs link no libOpenCL.
+run_test_suite() {
+  local build=build-dlopen-shared
+  ! readelf -d "$build/tests/xnorcl_device_tests" | grep -q 'NEEDED.*libOpenCL' ||
+    fail "xnorcl_device_tests has NEEDED libOpenCL"
+  XNORCL_CACHE_DIR="$PWD/$build/cache" ctest --test-dir "$build" -j "$JOBS" --output-on-failure --timeout 600 \
+    2>&1 | tee "$build/ctest.log" | grep -vE '^ *(Start|[0-9]+/[0-9]+ Test)'
+  local device
+  device=$(ctest --test-dir "$build" -N -L '^device$' | sed -n 's/^Total Tests: //p')
+  grep -q '^100% tests passed' "$build/ctest.log" || fail "tests failed"
+  ! grep -q '(Skipped)$' "$build/ctest.log" || fail "tests skipped"
+  echo "all tests passed through the loader, $device of them device tests"
 }
 
 # Builds the app against the installed package and checks that nothing of it links libOpenCL.
@@ -178,6 +195,7 @@ phase "install packages" install_packages
 for mode in shared static; do
   phase "$mode: build and install xnorcl (-DXNORCL_DLOPEN_OPENCL=ON)" build_library $mode
   phase "$mode: check the library" check_library $mode
+  [[ $mode == shared ]] && phase "shared: the test suite through the loader (ctest)" run_test_suite
   phase "$mode: build the app (no -lOpenCL)" build_consumer $mode
   phase "$mode: run on PoCL through the loader" run_on_pocl $mode
   phase "$mode: run with the first candidate missing" run_on_pocl $mode \
