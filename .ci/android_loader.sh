@@ -83,13 +83,13 @@ check_library() {
   expected=$( (echo clGetPlatformIDs; sed -n 's/^XNORCL_FORWARD([^,]*, *\(cl[A-Za-z0-9]*\),.*/\1/p' \
     src/opencl_loader.cpp) | sort -u)
   if [[ $1 == shared ]]; then
-    lib=$(echo build-dlopen-shared/install/lib/libxnorcl.so)
+    lib="build-dlopen-shared/install/lib/libxnorcl.so"
     readelf -d "$lib" | grep NEEDED
     ! readelf -d "$lib" | grep -q 'NEEDED.*libOpenCL' || fail "$lib has NEEDED libOpenCL"
     defined=$(nm -D --defined-only "$lib" | awk '$2 == "T" && $3 ~ /^cl[A-Z]/ {print $3}' | sort -u)
     undefined=$(nm -D --undefined-only "$lib" | awk '$2 ~ /^cl[A-Z]/ {print $2}' | sort -u)
   else
-    lib=build-dlopen-static/install/lib/libxnorcl.a
+    lib="build-dlopen-static/install/lib/libxnorcl.a"
     defined=$(nm --defined-only "$lib" 2>/dev/null | awk '$2 == "T" && $3 ~ /^cl[A-Z]/ {print $3}' | sort -u)
     undefined=$(nm --undefined-only "$lib" 2>/dev/null | awk '$2 ~ /^cl[A-Z]/ {print $2}' | sort -u |
       comm -23 - <(echo "$defined"))
@@ -181,6 +181,7 @@ run_default_list_without_library() {
   fi
   real=$(realpath "$(ldconfig -p | awk '/libOpenCL\.so\.1 / {print $NF; exit}')")
   [[ $(getconf LONG_BIT) == 64 ]] || bits=lib
+  # shellcheck disable=SC2016  # $1 and $2 are the inner shell's arguments
   out=$(unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" --no-driver' sh "$real" "$app" 2>&1) ||
     { echo "$out"; fail "the app did not see the expected errors"; }
   echo "$out"
