@@ -443,7 +443,9 @@ std::vector<StageTime> BinaryConvolution::last_stage_times() const {
   if (!impl_->runtime.state()->profiling) return out;
   cl_call(
       [&] {
-        for (const auto& [name, event] : impl_->last_events) {
+        for (const auto& named_event : impl_->last_events) {
+          const std::string& name = named_event.first;
+          const cl::Event& event = named_event.second;
           event.wait();
           const cl_ulong start = event.getProfilingInfo<CL_PROFILING_COMMAND_START>();
           const cl_ulong end = event.getProfilingInfo<CL_PROFILING_COMMAND_END>();

@@ -42,6 +42,27 @@ if(XNORCL_OCLGRIND_TESTS AND OCLGRIND_EXECUTABLE)
     $<TARGET_FILE:xnorcl_oclgrind_runner> canary-local-race)
   set_tests_properties("oclgrind.canary.local_race_is_reported" PROPERTIES
     LABELS oclgrind TIMEOUT 120 PASS_REGULAR_EXPRESSION "data race at local memory")
+
+  # Sanitizer builds load Oclgrind as an ICD through a private OCL_ICD_VENDORS folder instead of its wrapper:
+  # the wrapper's LD_PRELOAD would put Oclgrind's runtime ahead of the sanitizer's.
+  if(XNORCL_SANITIZER)
+    find_file(OCLGRIND_ICD_LIBRARY liboclgrind-rt-icd.so PATHS /usr/lib/oclgrind /usr/local/lib/oclgrind
+      PATH_SUFFIXES lib lib/oclgrind)
+    set(icd_dir "${CMAKE_CURRENT_BINARY_DIR}/oclgrind_vendors")
+    file(WRITE "${icd_dir}/oclgrind.icd" "${OCLGRIND_ICD_LIBRARY}\n")
+    set(icd_environment "OCL_ICD_VENDORS=${icd_dir}" "OCL_ICD_FILENAMES=" OCLGRIND_DATA_RACES=1
+      OCLGRIND_UNINITIALIZED=1 OCLGRIND_CHECK_API=1)
+    add_test(NAME "oclgrind_icd.kernels" COMMAND $<TARGET_FILE:xnorcl_oclgrind_runner> cases 0 16)
+    set_tests_properties("oclgrind_icd.kernels" PROPERTIES LABELS oclgrind_icd TIMEOUT 600
+      ENVIRONMENT "${icd_environment}" FAIL_REGULAR_EXPRESSION "${oclgrind_report};FAILED")
+    add_test(NAME "oclgrind_icd.canary.out_of_bounds_read_is_reported"
+      COMMAND $<TARGET_FILE:xnorcl_oclgrind_runner> canary-out-of-bounds)
+    set_tests_properties("oclgrind_icd.canary.out_of_bounds_read_is_reported" PROPERTIES LABELS oclgrind_icd
+      TIMEOUT 120 ENVIRONMENT "${icd_environment}" PASS_REGULAR_EXPRESSION "Invalid read of size 4 at global memory")
+  endif()
 elseif(XNORCL_OCLGRIND_TESTS)
-  message(STATUS "oclgrind not found: the Oclgrind tests (label oclgrind) are not registered")
+  if("$ENV{CI}" STREQUAL "true")
+    message(FATAL_ERROR "oclgrind not found: CI must run the Oclgrind tests (apt-get install oclgrind)")
+  endif()
+  message(WARNING "oclgrind not found: the Oclgrind tests (label oclgrind) are not registered")
 endif()
