@@ -9,6 +9,7 @@
 #include "cl_call.hpp"
 #include "device_profile.hpp"
 #include "embedded_kernels.hpp"
+#include "opencl_loader.hpp"
 #include "runtime_state.hpp"
 #include "xnorcl/error.hpp"
 
@@ -74,11 +75,14 @@ std::vector<FoundDevice> all_devices() {
     err = e.err();
   }
   if (err != CL_SUCCESS || platforms.empty()) {
+    // Built with XNORCL_DLOPEN_OPENCL, the loader says which libraries it tried; otherwise this is empty.
+    const std::string loader = detail::opencl_loader_report();
     throw DeviceNotFound(
         "no OpenCL platform found (clGetPlatformIDs: " + cl_error_name(err) +
         "). Install an OpenCL driver: on Debian or Ubuntu `apt-get install pocl-opencl-icd` runs OpenCL on "
         "the "
-        "CPU; on a GPU install its vendor's driver. `clinfo -l` lists what the ICD loader finds.");
+        "CPU; on a GPU install its vendor's driver. `clinfo -l` lists what the ICD loader finds." +
+        (loader.empty() ? "" : "\n" + loader));
   }
   std::vector<FoundDevice> found;
   for (std::size_t p = 0; p < platforms.size(); ++p) {
