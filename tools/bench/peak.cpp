@@ -130,9 +130,11 @@ class PeakRunner {
     local_ = local;
     if (!shape.has_step_arg) kernel.setArg(5, static_cast<cl_int>(4 * local));
 
-    // Calibrate the iteration count so one launch takes about target_ms: long enough to dwarf launch
-    // overhead and timer resolution, short enough for a shared machine.
-    const double target_ms = quick_ ? 4.0 : 20.0;
+    // Calibrate the iteration count so one launch takes about target_ms: about as long as a layer's GEMM
+    // stage (0.3-3 ms), long enough to dwarf launch overhead and timer resolution. Longer launches
+    // under-measure on a shared machine: with load ~5 on 2 cores a 20 ms launch is preempted where a GEMM
+    // stage often is not (PoCL ulong: 270 G binMAC/s at 20 ms, 740 at 2 ms, in the same minute).
+    const double target_ms = quick_ ? 1.0 : 2.0;
     int iterations = 64;
     launch(kernel, iterations);  // first launch: PoCL finishes compiling for this local size here
     for (int round = 0; round < 4; ++round) {
