@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <iterator>
 #include <sstream>
 
 #include "cl_call.hpp"
@@ -249,10 +250,11 @@ bool kernels_accept(const RuntimeState& s, const cl::Program& program, const std
 
 // Builds the largest work-group configuration of a one-dimensional kernel file that fits every limit.
 void build_linear(RuntimeState& s, const std::string& file, const std::vector<const char*>& kernels,
-                  cl::Program& program, std::size_t& work_group) {
+                  cl::Program& program, std::size_t& work_group,
+                  const std::function<std::string(std::size_t)>& options = detail::linear_build_options) {
   for (std::size_t size : detail::linear_work_group_sizes()) {
     if (size > s.work_group_cap) continue;
-    const BuiltProgram candidate = build_program(s, file, detail::linear_build_options(size));
+    const BuiltProgram candidate = build_program(s, file, options(size));
     if (kernels_accept(s, candidate.program, kernels, size)) {
       store_in_cache(s, candidate);
       program = candidate.program;
@@ -310,6 +312,18 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
                s->pack_work_group);
   build_linear(*s, "pad_correction.cl", {"pad_correction"}, s->pad_correction, s->correction_work_group);
   build_gemm(*s);
+  // The network layers' programs, from device_profile's table.
+  const std::pair<cl::Program*, std::size_t*> network_slots[] = {
+      {&s->threshold_pack, &s->threshold_work_group},
+      {&s->binary_maxpool, &s->maxpool_work_group},
+      {&s->binary_fc, &s->fc_work_group}};
+  const auto& network = detail::network_programs();
+  if (network.size() != std::size(network_slots)) throw Error("network program table and slots differ");
+  for (std::size_t i = 0; i < network.size(); ++i) {
+    const detail::NetworkProgram& p = network[i];
+    build_linear(*s, p.file, p.kernels, *network_slots[i].first, *network_slots[i].second,
+                 [&](std::size_t wg) { return detail::network_build_options(p, s->variant, wg); });
+  }
   return s;
 }
 
