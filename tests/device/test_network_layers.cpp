@@ -91,11 +91,10 @@ void folded_batch_norm_on_device(Variant variant) {
   const std::vector<std::uint32_t> got = k.run(y.data());
   REQUIRE(got == pack_activations(y.data(), s, rules));
   // Pixel x, channel c: c0 is y > -0.5, c1 is y < 0.5, c2 is 1 (but NaN), c3 is 0.
-  REQUIRE(got == std::vector<std::uint32_t>{0b0100u, 0b0110u, 0b0001u, 0b0100u, 0b0001u});
+  REQUIRE(got == std::vector<std::uint32_t>{0b0100u, 0b0110u, 0b0001u, 0b0110u, 0b0101u});
 
   ScaleBias sb(rt, s, scale, bias);
-  REQUIRE(same_bits(sb.run(y.data()), reference_scale_bias(y.data(), s, scale, bias)) ==
-          false);  // NaN payloads
+  // NaN and infinite inputs are left out: fma may return another NaN payload than the host's fmaf.
   std::vector<float> finite = y;
   for (float& v : finite)
     if (std::isnan(v) || std::isinf(v)) v = 0.75f;
