@@ -3,6 +3,7 @@
 #include "xnorcl/network.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -487,7 +488,32 @@ VehicleClassifier vehicle_classifier(std::uint64_t seed, std::int64_t batch, int
   VehicleClassifier v;
   v.calibration_shape = {calibration_images, 3, 96, 96};
   v.calibration_input.resize(static_cast<std::size_t>(detail::element_count(v.calibration_shape)));
-  for (float& x : v.calibration_input) x = static_cast<float>(rng.next() % 256);
+  // Image-like calibration pictures: a random 13x13 grid per channel, bilinearly upsampled, plus a little
+  // noise, as integers 0..255. (Independent random pixels would make neighbouring convolution outputs nearly
+  // independent, so that a 2x2 max-pool of median-thresholded bits held about 90% ones.)
+  {
+    constexpr int G = 13, S = 96;
+    std::vector<float> grid(G * G);
+    std::size_t at = 0;
+    for (int plane = 0; plane < calibration_images * 3; ++plane) {
+      for (float& g : grid) g = static_cast<float>(rng.next() % 256);
+      for (int y = 0; y < S; ++y) {
+        const float fy = static_cast<float>(y) * (G - 1) / (S - 1);
+        const int y0 = std::min(static_cast<int>(fy), G - 2);
+        const float ty = fy - static_cast<float>(y0);
+        for (int x = 0; x < S; ++x, ++at) {
+          const float fx = static_cast<float>(x) * (G - 1) / (S - 1);
+          const int x0 = std::min(static_cast<int>(fx), G - 2);
+          const float tx = fx - static_cast<float>(x0);
+          const float top = grid[y0 * G + x0] * (1 - tx) + grid[y0 * G + x0 + 1] * tx;
+          const float bottom = grid[(y0 + 1) * G + x0] * (1 - tx) + grid[(y0 + 1) * G + x0 + 1] * tx;
+          const float noise = static_cast<float>(static_cast<int>(rng.next() % 17) - 8);
+          v.calibration_input[at] =
+              std::clamp(std::round(top * (1 - ty) + bottom * ty + noise), 0.0f, 255.0f);
+        }
+      }
+    }
+  }
 
   // Input (RGB) thresholds: each colour channel's median over the calibration batch.
   Activation current;
