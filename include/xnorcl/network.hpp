@@ -96,6 +96,14 @@ class Network {
   std::unique_ptr<Impl> impl_;
 };
 
+// The network file format (docs/weights_format.md). serialize/parse work on bytes; save writes a temporary
+// file and renames it; load and parse throw InvalidArgument naming the offset for a malformed file (the layer
+// chain itself is validated when a Network or reference_network uses the spec).
+std::string serialize_network(const NetworkSpec& spec);
+NetworkSpec parse_network(const std::string& bytes);
+void save_network(const NetworkSpec& spec, const std::string& path);
+NetworkSpec load_network(const std::string& path);
+
 // The paper's vehicle classifier (sections 2-3): input [batch, 3, 96, 96] thresholded per channel (RGB
 // thresholding) inside conv1; conv 32@5x5 pad 2 -> threshold -> max-pool 2x2 -> conv 32@5x5 pad 2 ->
 // threshold -> max-pool 2x2 -> FC 18432->100 -> threshold -> FC 100->100 -> threshold -> FC 100->4 (float

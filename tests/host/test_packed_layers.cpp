@@ -250,3 +250,58 @@ TEST_CASE("network specs are validated layer by layer", "[network]") {
   REQUIRE(out[0].packed);
   REQUIRE(out[1].shape == Shape{1, 2, 2, 2});
 }
+
+TEST_CASE("network files: save, load and parse round-trip; malformed files are refused", "[network]") {
+  Rng rng(31);
+  std::vector<std::uint8_t> bits(200);
+  for (auto& b : bits) b = static_cast<std::uint8_t>(rng.next() >> 56);
+  NetworkSpec s;
+  s.input = {1, 3, 6, 5};
+  BinaryConvolution::Attributes a;
+  a.strides = {1, 2};
+  a.pads_begin = {1, 0};
+  a.pads_end = {0, 1};
+  a.auto_pad = AutoPad::SameLower;
+  a.pad_value = 0.5f;
+  a.input_thresholds = {1.0f, -2.0f, 0.25f};
+  s.layers.push_back(ConvolutionLayer{
+      a, Filter::from_packed(bits.data(), bits.size(), Shape{7, 3, 3, 2}, BitOrder::LsbFirst)});
+  s.layers.push_back(ScaleBiasLayer{std::vector<float>(7, 2.0f), std::vector<float>(7, -1.0f)});
+  s.layers.push_back(ThresholdLayer{fold_batch_norm({1, -1, 0, 2, 3, 4, 5}, {0, 1, 1, 2, 3, 4, 5})});
+  PoolAttributes p;
+  p.rounding_type = RoundingType::Ceil;
+  p.pads_end = {1, 0};
+  s.layers.push_back(MaxPoolLayer{p});
+  const Shape pooled =
+      validate_pool(p, BinaryConvolution::validate(a, s.input, Shape{7, 3, 3, 2}).output).output;
+  s.layers.push_back(FullyConnectedLayer{
+      Filter::from_packed(bits.data(), bits.size(), Shape{4, 7, pooled[2], pooled[3]}, BitOrder::MsbFirst)});
+
+  const std::string bytes = serialize_network(s);
+  const NetworkSpec back = parse_network(bytes);
+  REQUIRE(serialize_network(back) == bytes);
+  std::vector<float> x(90);
+  for (float& v : x) v = static_cast<float>(rng.uniform(-3, 3));
+  const std::vector<Activation> want = reference_network(s, x.data()),
+                                got = reference_network(back, x.data());
+  REQUIRE(got.back().values == want.back().values);
+
+  const std::string path = "xnorcl_test_network.xnn";
+  save_network(s, path);
+  REQUIRE(serialize_network(load_network(path)) == bytes);
+  std::remove(path.c_str());
+  REQUIRE_THROWS_WITH(load_network("no/such/file.xnn"), Catch::Contains("cannot open"));
+
+  REQUIRE_THROWS_WITH(parse_network("XNORNET2"), Catch::Contains("magic"));
+  REQUIRE_THROWS_WITH(parse_network(bytes.substr(0, bytes.size() - 3)), Catch::Contains("are left"));
+  REQUIRE_THROWS_WITH(parse_network(bytes + "x"), Catch::Contains("1 trailing bytes"));
+  std::string bad = bytes;
+  bad[8] = 2;  // version
+  REQUIRE_THROWS_WITH(parse_network(bad), Catch::Contains("version 2"));
+  bad = bytes;
+  bad[48] = 9;  // the first layer's kind
+  REQUIRE_THROWS_WITH(parse_network(bad), Catch::Contains("offset 52: a layer kind = 9"));
+  bad = bytes;
+  bad[12 + 7] = static_cast<char>(0x80);  // the input's N negative
+  REQUIRE_THROWS_AS(parse_network(bad), InvalidArgument);
+}
