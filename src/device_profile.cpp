@@ -142,6 +142,21 @@ std::string network_build_options(const NetworkProgram& program, Variant variant
   return options;
 }
 
+std::vector<std::pair<std::string, std::string>> network_build_option_sets() {
+  std::vector<std::pair<std::string, std::string>> sets;
+  for (const NetworkProgram& p : network_programs()) {
+    for (std::size_t wg : linear_work_group_sizes()) {
+      if (p.per_variant) {
+        for (Variant v : {Variant::Local, Variant::Global})
+          sets.emplace_back(p.file, network_build_options(p, v, wg));
+      } else {
+        sets.emplace_back(p.file, network_build_options(p, Variant::Global, wg));
+      }
+    }
+  }
+  return sets;
+}
+
 VariantChoice choose_variant(Variant requested, const DeviceProfile& profile) {
   const DeviceInfo& i = profile.info;
   const std::size_t budget = std::min(i.local_mem_size, kLocalMemoryBudget);
@@ -180,20 +195,10 @@ VariantChoice choose_variant(Variant requested, const DeviceProfile& profile) {
 }
 
 std::vector<std::pair<std::string, std::string>> all_build_option_sets() {
-  std::vector<std::pair<std::string, std::string>> sets;
+  std::vector<std::pair<std::string, std::string>> sets = network_build_option_sets();
   for (std::size_t wg : linear_work_group_sizes()) {
     sets.emplace_back("im2col_pack.cl", linear_build_options(wg));
     sets.emplace_back("pad_correction.cl", linear_build_options(wg));
-  }
-  for (const NetworkProgram& p : network_programs()) {
-    for (std::size_t wg : linear_work_group_sizes()) {
-      if (p.per_variant) {
-        for (Variant v : {Variant::Local, Variant::Global})
-          sets.emplace_back(p.file, network_build_options(p, v, wg));
-      } else {
-        sets.emplace_back(p.file, network_build_options(p, Variant::Global, wg));
-      }
-    }
   }
   const DeviceProfile any;
   for (Variant v : {Variant::Local, Variant::Global}) {
