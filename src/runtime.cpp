@@ -10,6 +10,7 @@
 #include "cl_call.hpp"
 #include "device_profile.hpp"
 #include "embedded_kernels.hpp"
+#include "opencl_loader.hpp"
 #include "runtime_state.hpp"
 #include "xnorcl/error.hpp"
 
@@ -75,11 +76,14 @@ std::vector<FoundDevice> all_devices() {
     err = e.err();
   }
   if (err != CL_SUCCESS || platforms.empty()) {
+    // Built with XNORCL_DLOPEN_OPENCL, the loader says which libraries it tried; otherwise this is empty.
+    const std::string loader = detail::opencl_loader_report();
     throw DeviceNotFound(
         "no OpenCL platform found (clGetPlatformIDs: " + cl_error_name(err) +
         "). Install an OpenCL driver: on Debian or Ubuntu `apt-get install pocl-opencl-icd` runs OpenCL on "
         "the "
-        "CPU; on a GPU install its vendor's driver. `clinfo -l` lists what the ICD loader finds.");
+        "CPU; on a GPU install its vendor's driver. `clinfo -l` lists what the ICD loader finds." +
+        (loader.empty() ? "" : "\n" + loader));
   }
   std::vector<FoundDevice> found;
   for (std::size_t p = 0; p < platforms.size(); ++p) {
@@ -250,10 +254,10 @@ bool kernels_accept(const RuntimeState& s, const cl::Program& program, const std
 
 // Builds the largest work-group configuration of a one-dimensional kernel file that fits every limit.
 void build_linear(RuntimeState& s, const std::string& file, const std::vector<const char*>& kernels,
-                  cl::Program& program, std::size_t& work_group) {
+                  int word_bits, cl::Program& program, std::size_t& work_group) {
   for (std::size_t size : detail::linear_work_group_sizes()) {
     if (size > s.work_group_cap) continue;
-    const BuiltProgram candidate = build_program(s, file, detail::linear_build_options(size));
+    const BuiltProgram candidate = build_program(s, file, detail::linear_build_options(size, word_bits));
     if (kernels_accept(s, candidate.program, kernels, size)) {
       store_in_cache(s, candidate);
       program = candidate.program;
@@ -340,10 +344,13 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
     s->work_group_cap = std::min(s->work_group_cap, *options.max_work_group_size);
   build_network_programs(*s);  // the network layers' programs (threshold_pack, binary_maxpool, binary_fc)
   // Every program of the variant in use is built now, once per Runtime, never per layer.
-  build_linear(*s, "im2col_pack.cl", {"im2col_pack_f32", "im2col_pack_u8"}, s->im2col_pack,
-               s->pack_work_group);
-  build_linear(*s, "pad_correction.cl", {"pad_correction"}, s->pad_correction, s->correction_work_group);
+  // The GEMM first: its configuration fixes the word size the packing program is built for.
   build_gemm(*s);
+  build_linear(
+      *s, "im2col_pack.cl",
+      {"im2col_pack_f32", "im2col_pack_u8", "channel_pack_f32", "channel_pack_u8", "im2col_pack_words"},
+      s->gemm.word_bits, s->im2col_pack, s->pack_work_group);
+  build_linear(*s, "pad_correction.cl", {"pad_correction"}, 0, s->pad_correction, s->correction_work_group);
   return s;
 }
 
