@@ -132,6 +132,37 @@ std::string linear_build_options(std::size_t work_group_size, int word_bits) {
   return options;
 }
 
+const std::vector<NetworkProgram>& network_programs() {
+  static const std::vector<NetworkProgram> programs = {
+      {"threshold_pack.cl", {"threshold_pack", "unpack_bits", "scale_bias"}, false},
+      {"binary_maxpool.cl", {"binary_maxpool", "maxpool_f32"}, false},
+      {"binary_fc.cl", {"binary_fc"}, true},
+  };
+  return programs;
+}
+
+std::string network_build_options(const NetworkProgram& program, Variant variant,
+                                  std::size_t work_group_size) {
+  std::string options = linear_build_options(work_group_size);
+  if (program.per_variant) options += variant == Variant::Local ? " -DLOCAL_VARIANT=1" : " -DLOCAL_VARIANT=0";
+  return options;
+}
+
+std::vector<std::pair<std::string, std::string>> network_build_option_sets() {
+  std::vector<std::pair<std::string, std::string>> sets;
+  for (const NetworkProgram& p : network_programs()) {
+    for (std::size_t wg : linear_work_group_sizes()) {
+      if (p.per_variant) {
+        for (Variant v : {Variant::Local, Variant::Global})
+          sets.emplace_back(p.file, network_build_options(p, v, wg));
+      } else {
+        sets.emplace_back(p.file, network_build_options(p, Variant::Global, wg));
+      }
+    }
+  }
+  return sets;
+}
+
 VariantChoice choose_variant(Variant requested, const DeviceProfile& profile) {
   const DeviceInfo& i = profile.info;
   const std::size_t budget = std::min(i.local_mem_size, kLocalMemoryBudget);
@@ -170,7 +201,7 @@ VariantChoice choose_variant(Variant requested, const DeviceProfile& profile) {
 }
 
 std::vector<std::pair<std::string, std::string>> all_build_option_sets() {
-  std::vector<std::pair<std::string, std::string>> sets;
+  std::vector<std::pair<std::string, std::string>> sets = network_build_option_sets();
   auto add = [&](const char* file, const std::string& options) {
     const std::pair<std::string, std::string> set(file, options);
     if (std::find(sets.begin(), sets.end(), set) == sets.end()) sets.push_back(set);

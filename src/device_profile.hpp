@@ -51,6 +51,17 @@ std::vector<std::size_t> linear_work_group_sizes();
 // word_bits 0: a kernel file without packed words (pad_correction.cl); else -DWORD_BITS (im2col_pack.cl).
 std::string linear_build_options(std::size_t work_group_size, int word_bits = 0);
 
+// The one-dimensional programs of the network layers, one entry each: its file, its kernels and where the
+// runtime keeps it. Build options: linear_build_options plus, for variant-dependent files, -DLOCAL_VARIANT.
+struct NetworkProgram {
+  const char* file;
+  std::vector<const char*> kernels;
+  bool per_variant;  // -DLOCAL_VARIANT=0/1 from the variant in use
+};
+const std::vector<NetworkProgram>& network_programs();
+std::string network_build_options(const NetworkProgram& program, Variant variant,
+                                  std::size_t work_group_size);
+
 struct VariantChoice {
   Variant variant;
   std::string reason;
