@@ -16,12 +16,22 @@
 // GEMM never reads uninitialized memory. k-major ("word w of every patch, then word w+1") makes the stores
 // here and the GEMM's loads contiguous across adjacent output positions p.
 //
-// Two layouts of K, chosen per layer on the host (src/binary_convolution.cpp):
-//   Dense (c, ky, kx), kernels im2col_pack_f32 / im2col_pack_u8, used when 2*C_IN < B*ceil(C_IN/B) (few
-//     channels: a 3-channel 5x5 first layer has K = 75 bits in 2-3 words, no channel padding):
+// Two layouts of K, chosen per layer on the host (src/conv_layout.hpp, choose_packing):
+//   Dense (c, ky, kx), used when 2*C_IN < B*ceil(C_IN/B) (few channels: a 3-channel 5x5 first layer has
+//     K = 75 bits in 2-3 words, no channel padding):
 //     bit j (LSB = 0) of word w is k = B*w + j in the filter's flat order k = (c*KH + ky)*KW + kx;
 //     Kw = ceil(K/B); bits k >= K are 0 (the host packs the filters the same way, so they xor to 0).
-//     One work-item builds one word from B scattered input elements.
+//     Two ways to build it, same words:
+//     - bit rows (dilation_x == 1 and KW <= B, the usual case): two launches. row_pack_f32 / row_pack_u8 read X exactly
+//       once and binarize the chunk's input rows into rows[((image*C_IN + c)*iy_count + iy - iy_first)*Rw
+//       + rw] (Rw = ceil(W/B) words per row; bit j of word rw is pixel ix = B*rw + j; bits of pixels
+//       ix >= W are the pad bit). im2col_pack_rows then builds the Kw words of a patch from C_IN*KH runs:
+//       each (c, ky) contributes the KW consecutive row bits starting at ix = ox*stride_x - pad_left, cut
+//       out with one funnel shift of two row words and a mask, and streamed into the words. A row word
+//       outside [0, Rw), or a row iy outside the input, reads as the pad word (every bit the pad bit), so the
+//       row is a line of pad bits outside [0, W).
+//     - per bit (dilation_x > 1 or KW > B): im2col_pack_f32 / im2col_pack_u8, one launch; one work-item
+//       builds one word from B scattered input elements.
 //   Channel-packed (ky, kx, cw), otherwise (C_IN channels waste at most half of their words' bits): two
 //     launches. channel_pack_f32 / channel_pack_u8 read X exactly once and binarize it into
 //     packed[((n*iy_count + iy - iy_first)*W + ix)*Cw + cw] (Cw = ceil(C_IN/B) words per pixel, bit j of word
@@ -37,6 +47,7 @@
 // Taps outside the input take the pad bit (1 for pad_value +1, else 0; thresholds never apply to them).
 //
 // NDRanges (local (WG_SIZE, 1)): im2col_pack_*: global (P_pad rounded up to WG_SIZE, Kw), one word per
+// work-item; im2col_pack_rows: global (P_pad rounded up, 1), one patch per work-item; row_pack_*: global (iy_count*Rw rounded up, n_count*C_IN), one row word per
 // work-item; channel_pack_*: global (n_count*iy_count*W rounded up, Cw), one packed word per work-item;
 // im2col_pack_words: global (P_pad rounded up, KH*KW), the Cw words of one tap of one patch per work-item.
 
@@ -48,8 +59,10 @@
 #endif
 #if WORD_BITS == 64
 typedef ulong word_t;
+#define LOG2_WORD_BITS 6
 #else
 typedef uint word_t;
+#define LOG2_WORD_BITS 5
 #endif
 
 // Order key of a float's bit pattern: unsigned order of keys == IEEE order of the values (with -0 == +0).
@@ -197,4 +210,107 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
       out[(ulong)cw * (ulong)P_pad] = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);
     }
   }
+}
+
+// Binarizes the chunk's input rows into bit rows: work-item (q, plane) is word rw of row iy_first + t of
+// channel c of image n0 + image, q = t*Rw + rw, plane = image*C_IN + c.
+#define DEFINE_ROW_PACK(NAME, TYPE, LOAD_BITS)                                                                 \
+  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
+      __global const TYPE* restrict x, __global word_t* restrict rows_out,                                   \
+      __global const uint* restrict thr_keys, const int C_IN, const int H, const int W, const int Rw,        \
+      const int n0, const int iy_first, const int iy_count, const uint pad_bit) {                            \
+    const int q = (int)get_global_id(0);                                                                      \
+    const int plane_index = (int)get_global_id(1);                                                            \
+    if (q >= iy_count * Rw) return;                                                                           \
+    const int t = q / Rw;                                                                                     \
+    const int rw = q - t * Rw;                                                                                \
+    const int image = plane_index / C_IN;                                                                     \
+    const int c = plane_index - image * C_IN;                                                                 \
+    const int ix0 = rw * WORD_BITS;                                                                           \
+    const ulong plane = (ulong)H * (ulong)W;                                                                  \
+    const ulong base = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c) * plane +                             \
+                       (ulong)(iy_first + t) * (ulong)W + (ulong)ix0;                                        \
+    const uint t_key = thr_keys[c];                                                                           \
+    const int count = min(WORD_BITS, W - ix0);                                                                \
+    /* Pixels beyond the row's end are pad taps: their bits are the pad bit. */                              \
+    word_t word = (pad_bit && count < WORD_BITS) ? ~(word_t)0 << count : (word_t)0;                          \
+    for (int j = 0; j < count; ++j) {                                                                         \
+      const uint u = LOAD_BITS(x, base + (ulong)j);                                                           \
+      word |= (word_t)(order_key(u) > t_key ? 1u : 0u) << j;                                                  \
+    }                                                                                                         \
+    rows_out[(ulong)plane_index * (ulong)iy_count * (ulong)Rw + (ulong)q] = word;                            \
+  }
+
+DEFINE_ROW_PACK(row_pack_f32, uint, LOAD_BITS_F32)
+DEFINE_ROW_PACK(row_pack_u8, uchar, LOAD_BITS_U8)
+
+// Dense patches from bit rows (dilation_x == 1, KW <= B): work-item p writes the Kw words of patch p. The
+// patch's K bits are C_IN*KH runs of KW bits, one per (c, ky), each cut out of row (c, iy0 + ky*dilation_y)
+// at the same start ix0 = ox*stride_x - pad_left, and streamed into the words in order. The word boundaries
+// (where `fill` passes B) depend only on K's layout, so every work-item takes the same branches.
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_rows(
+    __global const word_t* restrict rows_in, __global word_t* restrict patches, const int C_IN, const int H,
+    const int KH, const int KW, const int stride_y, const int stride_x, const int dilation_y,
+    const int pad_top, const int pad_left, const int OW, const int Kw, const int oy0, const int rows,
+    const int iy_first, const int iy_count, const int Rw, const int P, const int P_pad, const uint pad_bit) {
+  const int p = (int)get_global_id(0);
+  if (p >= P_pad) return;
+  __global word_t* out = patches + p;
+  if (p >= P) {
+    for (int w = 0; w < Kw; ++w) out[(ulong)w * (ulong)P_pad] = 0;
+    return;
+  }
+  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
+  // uninitialized-value checker cannot execute).
+  const int per_image = rows * OW;
+  const int image = p / per_image;
+  const int r = p - image * per_image;
+  const int row = r / OW;
+  const int ox = r - row * OW;
+  const int iy0 = (oy0 + row) * stride_y - pad_top;
+  const int xs = ox * stride_x - pad_left;
+  // The run of every row starts at bit s of row word wi (wi = floor(xs / B), computed without shifting a
+  // negative value: xs >= -pad_left > -bias). Row words outside [0, Rw) read as the pad word.
+  const int bias = ((pad_left >> LOG2_WORD_BITS) + 1) << LOG2_WORD_BITS;
+  const int wi = ((xs + bias) >> LOG2_WORD_BITS) - (bias >> LOG2_WORD_BITS);
+  const int s = xs & (WORD_BITS - 1);
+  const bool lo_in = wi >= 0 && wi < Rw;
+  const bool hi_in = wi + 1 >= 0 && wi + 1 < Rw;
+  const word_t pad_word = pad_bit ? ~(word_t)0 : (word_t)0;
+  const word_t run_mask = ~(word_t)0 >> (WORD_BITS - KW);
+  const ulong row_step = (ulong)dilation_y * (ulong)Rw;
+  // Row (c, iy) of this image starts at rows_in + ((image*C_IN + c)*iy_count + iy - iy_first)*Rw.
+  ulong plane_base = (ulong)image * (ulong)C_IN * (ulong)iy_count * (ulong)Rw + (ulong)wi;
+  const ulong plane_step = (ulong)iy_count * (ulong)Rw;
+  word_t acc = 0;
+  int fill = 0;
+  ulong out_offset = 0;
+  for (int c = 0; c < C_IN; ++c) {
+    int iy = iy0;
+    // Where iy < iy_first the row is pad (iy < 0) and `index` is not used.
+    ulong index = plane_base + (ulong)(long)(iy - iy_first) * (ulong)Rw;
+    for (int ky = 0; ky < KH; ++ky) {
+      word_t bits = pad_word;
+      if (iy >= 0 && iy < H) {
+        const word_t lo = lo_in ? rows_in[index] : pad_word;
+        const word_t hi = hi_in ? rows_in[index + 1] : pad_word;
+        // Funnel shift: bits s.. of lo, then hi; (hi << 1) << (B-1-s) is hi << (B-s), and 0 for s == 0.
+        bits = (lo >> s) | ((hi << 1) << (WORD_BITS - 1 - s));
+      }
+      bits &= run_mask;
+      acc |= bits << fill;
+      fill += KW;
+      if (fill >= WORD_BITS) {
+        out[out_offset] = acc;
+        out_offset += (ulong)P_pad;
+        fill -= WORD_BITS;
+        // The run's bits that did not fit; (bits >> 1) >> (KW-1-fill) is bits >> (KW-fill), 0 for fill == 0.
+        acc = (bits >> 1) >> (KW - 1 - fill);
+      }
+      iy += dilation_y;
+      index += row_step;
+    }
+    plane_base += plane_step;
+  }
+  if (fill > 0) out[out_offset] = acc;
 }

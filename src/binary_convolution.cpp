@@ -68,7 +68,9 @@ std::string Plan::to_string() const {
   std::ostringstream out;
   out << "variant " << xnorcl::to_string(variant) << " (" << build_options << "), tile " << tile_m << "x"
       << tile_n << ", K = " << patch_bits << " bits in " << words_per_patch << " " << word_bits
-      << "-bit words per " << (channel_packed ? "channel-packed" : "dense") << " patch, " << chunks
+      << "-bit words per "
+      << (channel_packed ? "channel-packed" : bit_rows ? "dense (from bit rows)" : "dense (bit by bit)")
+      << " patch, " << chunks
       << (chunks == 1 ? " chunk" : " chunks") << ", scratch " << scratch_bytes << " bytes";
   for (const Launch& l : launches) {
     out << "\n  " << l.kernel << " global " << l.global[0] << "x" << l.global[1] << " local " << l.local[0]
@@ -104,7 +106,7 @@ struct BinaryConvolution::Impl {
   cl::Buffer wsum;                   // [C_OUT][KH+1][KW+1] int summed-area tables (only with correction)
   cl::Buffer threshold_keys;         // [C_IN] uint
   cl::Buffer patches;                // [Kw][largest P_pad] words
-  cl::Buffer packed;                 // channel-packed layout: the binarized input rows of the largest chunk
+  cl::Buffer packed;                 // channel-packed and bit-row layouts: the binarized input of the largest chunk
   cl::Buffer run_input, run_output;  // run()'s staging buffers, created on first use
 
   std::vector<std::pair<std::string, cl::Event>> last_events;
@@ -261,14 +263,15 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.chunks = m.plan_chunks(d.N, max_columns);
   std::int64_t largest_P_pad = 0;
   std::uint64_t largest_packed = 0;  // words of the channel-packed input of a chunk
+  std::uint64_t largest_extent = 0;  // of the packed input's indices the kernels count in ints
   for (const Chunk& c : m.chunks) {
     largest_P_pad = std::max<std::int64_t>(largest_P_pad, c.P_pad);
-    if (d.channel_packed) largest_packed = std::max(largest_packed, c.packed_words(d));
+    largest_packed = std::max(largest_packed, c.packed_words(d));
+    largest_extent = std::max(largest_extent, c.packed_int_extent(d));
   }
   // run() on fewer batches plans its own chunks of at most as many columns: never more packed rows than
   // these.
-  if (d.channel_packed && (largest_packed * d.word_bytes() > max_alloc ||
-                           largest_packed / std::uint64_t(d.Cw) > std::uint64_t(INT_MAX))) {
+  if (largest_packed * d.word_bytes() > max_alloc || largest_extent > std::uint64_t(INT_MAX)) {
     throw Error("layer " + to_string(g.input) + " * " + to_string(g.filter) +
                 ": the binarized input rows of a " + "chunk need " +
                 std::to_string(largest_packed * d.word_bytes()) +
@@ -378,7 +381,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
                               wsum.data());
         }
         m.patches = cl::Buffer(state->context, CL_MEM_READ_WRITE, static_cast<std::size_t>(patch_bytes));
-        if (d.channel_packed) {
+        if (packed_bytes > 0) {
           m.packed = cl::Buffer(state->context, CL_MEM_READ_WRITE, static_cast<std::size_t>(packed_bytes));
         }
       },
@@ -392,6 +395,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   p.words_per_patch = d.Kw;
   p.word_bits = d.word_bits;
   p.channel_packed = d.channel_packed;
+  p.bit_rows = d.bit_rows;
   p.patch_bits = d.K;
   p.chunks = static_cast<int>(m.chunks.size());
   for (const Plan::Launch& l : m.pack.launches(d, m.chunks.front())) p.launches.push_back(l);

@@ -2,6 +2,7 @@
 // of cl_kernels/im2col_pack.cl and cl_kernels/xnor_gemm.cl), and the pieces a layer is split into.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -21,6 +22,11 @@ struct LayerDims {
   int word_bits = 32;
   bool channel_packed = false;
   int Cw = 0;
+  // Dense layouts with dilation_x == 1 and KW <= word_bits are built from binarized bit rows of
+  // Rw = ceil(W / word_bits) words (row_pack_*, then im2col_pack_rows); other dense layouts bit by bit
+  // (im2col_pack_*).
+  bool bit_rows = false;
+  int Rw = 0;
   int Kw = 0;  // words per patch
   std::uint64_t word_bytes() const { return std::uint64_t(word_bits / 8); }
   std::uint64_t input_per_batch() const { return std::uint64_t(C_IN) * std::uint64_t(H) * std::uint64_t(W); }
@@ -34,21 +40,34 @@ struct Chunk {
   int n0 = 0, n_count = 0;
   int oy0 = 0, rows = 0;
   int P = 0, P_pad = 0;
-  // Channel-packed layout: the input rows [iy_first, iy_first + iy_count) the chunk's taps can read (clamped
-  // to the input), binarized once per chunk.
+  // Channel-packed and bit-row layouts: the input rows [iy_first, iy_first + iy_count) the chunk's taps can
+  // read (clamped to the input), binarized once per chunk.
   int iy_first = 0, iy_count = 0;
+  // Words of the binarized input of the chunk ([n_count][iy_count][W][Cw] channel-packed,
+  // [n_count][C_IN][iy_count][Rw] bit rows; none for per-bit dense packing) and the largest index of its
+  // first dimension(s) the kernels count in 32-bit ints.
   std::uint64_t packed_words(const LayerDims& d) const {
-    return std::uint64_t(n_count) * std::uint64_t(iy_count) * std::uint64_t(d.W) * std::uint64_t(d.Cw);
+    if (d.channel_packed) return std::uint64_t(n_count) * std::uint64_t(iy_count) * std::uint64_t(d.W) * std::uint64_t(d.Cw);
+    if (d.bit_rows) return std::uint64_t(n_count) * std::uint64_t(d.C_IN) * std::uint64_t(iy_count) * std::uint64_t(d.Rw);
+    return 0;
+  }
+  std::uint64_t packed_int_extent(const LayerDims& d) const {
+    if (d.channel_packed) return std::uint64_t(n_count) * std::uint64_t(iy_count) * std::uint64_t(d.W);
+    if (d.bit_rows) return std::max(std::uint64_t(n_count) * std::uint64_t(d.C_IN), std::uint64_t(iy_count) * std::uint64_t(d.Rw));
+    return 0;
   }
 };
 
 // The K layout of a layer: channel-packed where the channel words waste at most half their bits
 // (2*C_IN >= Cw*word_bits: many channels, e.g. ResNet's 64..512 or the paper's 32 with 32-bit words), else
-// dense (c, ky, kx) packing (a 3-channel first layer). Sets channel_packed, Cw and Kw.
+// dense (c, ky, kx) packing (a 3-channel first layer), from bit rows where dilation_x == 1 and
+// KW <= word_bits (needs d.W, d.KW and d.dilation_x), else bit by bit. Sets channel_packed, Cw, bit_rows, Rw and Kw.
 inline void choose_packing(LayerDims& d, int word_bits) {
   d.word_bits = word_bits;
   d.Cw = (d.C_IN + word_bits - 1) / word_bits;
   d.channel_packed = 2 * std::int64_t(d.C_IN) >= std::int64_t(d.Cw) * word_bits;
+  d.bit_rows = !d.channel_packed && d.dilation_x == 1 && d.KW <= word_bits;
+  d.Rw = (d.W + word_bits - 1) / word_bits;
   d.Kw = d.channel_packed ? d.KH * d.KW * d.Cw : (d.K + word_bits - 1) / word_bits;
 }
 

@@ -11,6 +11,9 @@ Im2colPackLauncher::Im2colPackLauncher(const RuntimeState& state) : work_group_(
   channel_f32_ = make_kernel(state.im2col_pack, kernel_name(false, true), state.device, work_group_);
   channel_u8_ = make_kernel(state.im2col_pack, kernel_name(true, true), state.device, work_group_);
   words_ = make_kernel(state.im2col_pack, words_kernel_name(), state.device, work_group_);
+  row_f32_ = make_kernel(state.im2col_pack, row_kernel_name(false), state.device, work_group_);
+  row_u8_ = make_kernel(state.im2col_pack, row_kernel_name(true), state.device, work_group_);
+  rows_ = make_kernel(state.im2col_pack, rows_kernel_name(), state.device, work_group_);
 }
 
 const char* Im2colPackLauncher::kernel_name(bool uint8_input, bool channel_packed) {
@@ -24,6 +27,16 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
   std::vector<Plan::Launch> out;
   Plan::Launch l;
   l.local = {work_group_, 1};
+  if (d.bit_rows) {
+    l.kernel = row_kernel_name(uint8_input);
+    l.global = {static_cast<std::size_t>(round_up(std::int64_t(c.iy_count) * d.Rw, wg)),
+                static_cast<std::size_t>(std::int64_t(c.n_count) * d.C_IN)};
+    out.push_back(l);
+    l.kernel = rows_kernel_name();
+    l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), 1};
+    out.push_back(l);
+    return out;
+  }
   if (!d.channel_packed) {
     l.kernel = kernel_name(uint8_input);
     l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), static_cast<std::size_t>(d.Kw)};
@@ -54,6 +67,36 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, bool uint8_
     events.emplace_back(l.kernel, e);
     return e;
   };
+  if (d.bit_rows) {
+    cl::Kernel& k = uint8_input ? row_u8_ : row_f32_;
+    const cl::Event binarized = cl_call(
+        [&] {
+          cl_uint i = 0;
+          k.setArg(i++, input);
+          k.setArg(i++, packed);
+          k.setArg(i++, threshold_keys);
+          for (int v : {d.C_IN, d.H, d.W, d.Rw, c.n0, c.iy_first, c.iy_count}) {
+            k.setArg(i++, static_cast<cl_int>(v));
+          }
+          k.setArg(i++, pad_bit);
+          return run(k, ls[0], wait);
+        },
+        std::string("enqueueing ") + ls[0].kernel);
+    const std::vector<cl::Event> after(1, binarized);
+    return cl_call(
+        [&] {
+          cl_uint i = 0;
+          rows_.setArg(i++, packed);
+          rows_.setArg(i++, patches);
+          for (int v : {d.C_IN, d.H, d.KH, d.KW, d.stride_y, d.stride_x, d.dilation_y, d.pad_top, d.pad_left,
+                        d.OW, d.Kw, c.oy0, c.rows, c.iy_first, c.iy_count, d.Rw, c.P, c.P_pad}) {
+            rows_.setArg(i++, static_cast<cl_int>(v));
+          }
+          rows_.setArg(i++, pad_bit);
+          return run(rows_, ls[1], &after);
+        },
+        std::string("enqueueing ") + ls[1].kernel);
+  }
   if (!d.channel_packed) {
     cl::Kernel& k = uint8_input ? u8_ : f32_;
     return cl_call(

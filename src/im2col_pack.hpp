@@ -1,5 +1,6 @@
 // Launches cl_kernels/im2col_pack.cl: binarizes the input and writes the packed k-major patch matrix, in the
-// layer's layout (dense: one launch of im2col_pack_*; channel-packed: channel_pack_* then im2col_pack_words).
+// layer's layout (dense from bit rows: row_pack_* then im2col_pack_rows; dense bit by bit (dilation_x > 1):
+// one launch of im2col_pack_*; channel-packed: channel_pack_* then im2col_pack_words).
 #pragma once
 
 #include <string>
@@ -22,8 +23,11 @@ class Im2colPackLauncher {
   // The kernel that reads X (the one every run of the layout enqueues first).
   static const char* kernel_name(bool uint8_input, bool channel_packed = false);
   static const char* words_kernel_name() { return "im2col_pack_words"; }
+  static const char* row_kernel_name(bool uint8_input) { return uint8_input ? "row_pack_u8" : "row_pack_f32"; }
+  static const char* rows_kernel_name() { return "im2col_pack_rows"; }
   std::vector<Plan::Launch> launches(const LayerDims& d, const Chunk& c, bool uint8_input = false) const;
-  // Packs the chunk's patches (channel-packed layouts go through `packed`, [n_count][iy_count][W][Cw] words);
+  // Packs the chunk's patches (channel-packed layouts go through `packed`, [n_count][iy_count][W][Cw] words,
+  // bit-row layouts through `packed` as [n_count][C_IN][iy_count][Rw] words);
   // pad_bit is the bit of every pad tap (1 only for pad_value +1). Appends (kernel, event) of each launch to
   // `events`; returns the last event.
   cl::Event enqueue(const cl::CommandQueue& queue, bool uint8_input, const cl::Buffer& input,
@@ -32,7 +36,7 @@ class Im2colPackLauncher {
                     std::vector<std::pair<std::string, cl::Event>>& events);
 
  private:
-  cl::Kernel f32_, u8_, channel_f32_, channel_u8_, words_;
+  cl::Kernel f32_, u8_, channel_f32_, channel_u8_, words_, row_f32_, row_u8_, rows_;
   std::size_t work_group_ = 1;
 };
 

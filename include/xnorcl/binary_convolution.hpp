@@ -37,6 +37,8 @@ struct Plan {
   int words_per_patch = 0;        // packed words per patch (K bits in the layout below, padded to words)
   int word_bits = 32;             // bits per packed word (32 or 64, per device architecture)
   bool channel_packed = false;    // K order (ky, kx, channel words) rather than dense (c, ky, kx)
+  bool bit_rows = false;          // dense layout built from binarized bit rows (row_pack_*, then
+                                  // im2col_pack_rows; dilation_x == 1, KW <= word_bits), else bit by bit
   std::int64_t patch_bits = 0;    // K = C_IN*KH*KW
   int chunks = 1;                 // pieces the work is split into to respect CL_DEVICE_MAX_MEM_ALLOC_SIZE
   std::vector<Launch> launches;   // for the first chunk

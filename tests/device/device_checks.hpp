@@ -35,11 +35,14 @@ inline std::string stage_list(const std::vector<StageTime>& stages) {
   return s.empty() ? "(none)" : s;
 }
 
-// The packing kernels of the plan's layout: dense (c, ky, kx) packing is one kernel, im2col_pack_<type>;
-// channel-packed layouts binarize with channel_pack_<type>, then im2col_pack_words copies words.
+// The packing kernels of the plan's layout: dense (c, ky, kx) packing from bit rows binarizes with
+// row_pack_<type>, then im2col_pack_rows cuts runs out of the rows; dense packing bit by bit (dilation_x > 1)
+// is one kernel, im2col_pack_<type>; channel-packed layouts binarize with channel_pack_<type>, then
+// im2col_pack_words copies words.
 inline std::vector<std::string> packing_kernels(const Plan& plan, bool uint8_input) {
   const std::string type = uint8_input ? "u8" : "f32";
   if (plan.channel_packed) return {"channel_pack_" + type, "im2col_pack_words"};
+  if (plan.bit_rows) return {"row_pack_" + type, "im2col_pack_rows"};
   return {"im2col_pack_" + type};
 }
 

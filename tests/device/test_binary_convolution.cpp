@@ -1,6 +1,7 @@
 // BinaryConvolution on the device against the published OpenVINO cases and against the host reference.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -235,6 +236,55 @@ void run_leaves_output_untouched_on_error(Variant variant) {
   REQUIRE(difference.empty());
 }
 
+// Dense packing from bit rows at its edges, with both word sizes: rows of several words, pads wider than a
+// word (runs entirely in the pad), strides, dilation_y, KW at and beyond the word size (KW > B packs bit by
+// bit), uint8 input, and a layer split into row chunks (each binarizing its own input rows).
+void dense_bit_row_edges(Variant variant) {
+  struct Edge {
+    Shape input, filter;
+    std::array<int, 2> strides, dilations, pads_begin, pads_end;
+    float pad_value;
+    bool uint8_input;
+    std::size_t chunk_budget;
+  };
+  const std::vector<Edge> edges = {
+      {{1, 3, 9, 150}, {5, 3, 3, 5}, {2, 3}, {1, 1}, {1, 70}, {2, 45}, 1.0f, false, 0},
+      {{2, 3, 9, 150}, {5, 3, 3, 5}, {1, 2}, {2, 1}, {0, 66}, {1, 3}, 0.5f, false, 0},
+      {{1, 1, 6, 70}, {3, 1, 2, 33}, {1, 1}, {1, 1}, {0, 35}, {1, 2}, -1.0f, false, 0},
+      {{1, 5, 20, 40}, {4, 5, 4, 64}, {1, 1}, {2, 1}, {3, 10}, {0, 20}, 1.0f, true, 0},
+      {{1, 2, 5, 80}, {2, 2, 3, 65}, {1, 2}, {1, 1}, {1, 1}, {1, 1}, 0.0f, false, 0},
+      {{2, 3, 30, 67}, {7, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0.0f, true, 3000},
+  };
+  for (int word_bits : {32, 64}) {
+    Runtime& rt = runtime_for(variant, word_bits);
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      const Edge& e = edges[i];
+      ConvCase c;
+      c.name = "dense bit-row edge " + std::to_string(i);
+      c.seed = 500 + i;
+      c.input = e.input;
+      c.filter = e.filter;
+      c.attributes.strides = e.strides;
+      c.attributes.dilations = e.dilations;
+      c.attributes.pads_begin = e.pads_begin;
+      c.attributes.pads_end = e.pads_end;
+      c.attributes.pad_value = e.pad_value;
+      c.uint8_input = e.uint8_input;
+      Rng rng(c.seed);
+      fill_data(c, rng);
+      INFO("word_bits " << word_bits);
+      if (e.chunk_budget) ::setenv("XNORCL_MAX_CHUNK_BYTES", std::to_string(e.chunk_budget).c_str(), 1);
+      check_case_on(rt, variant, c);
+      const Plan plan = BinaryConvolution(rt, c.attributes, c.input, c.make_filter()).plan();
+      ::unsetenv("XNORCL_MAX_CHUNK_BYTES");
+      INFO(plan.to_string());
+      REQUIRE_FALSE(plan.channel_packed);
+      REQUIRE(plan.bit_rows == (e.dilations[1] == 1 && e.filter[3] <= word_bits));
+      if (e.chunk_budget) REQUIRE(plan.chunks >= 2);
+    }
+  }
+}
+
 void plan_reports_launches(Variant variant) {
   ConvCase c = random_case(80);
   BinaryConvolution conv(runtime_for(variant), c.attributes, c.input, c.make_filter());
@@ -278,6 +328,8 @@ XNORCL_VARIANT_TEST("enqueue refuses buffers smaller than the shapes need", "[co
 XNORCL_VARIANT_TEST("run leaves the caller's output untouched on error", "[conv][run]",
                     run_leaves_output_untouched_on_error)
 XNORCL_VARIANT_TEST("plan reports variant, tiles and launches", "[conv][plan]", plan_reports_launches)
+XNORCL_VARIANT_TEST("dense packing from bit rows: wide rows and pads, strides, KW up to and past the word",
+                    "[conv][dense]", dense_bit_row_edges)
 
 #define XNORCL_RANDOM_BATCH(b)              \
   static void random_batch_##b(Variant v) { \

@@ -213,11 +213,13 @@ int run_cases(std::size_t first, std::size_t count) {
     std::cout << "    plan: " << conv.plan().to_string() << "\n";
     const std::vector<float> y = c.uint8_input ? conv.run(c.x_u8.data()) : conv.run(c.x_f32.data());
     const std::vector<StageTime> stages = conv.last_stage_times();
-    // Dense layouts pack with im2col_pack_<type>; channel-packed ones with channel_pack_<type> and then
+    // Dense layouts pack with row_pack_<type> and then im2col_pack_rows (from bit rows) or with
+    // im2col_pack_<type> (bit by bit, dilation_x > 1); channel-packed ones with channel_pack_<type> and then
     // im2col_pack_words: every packing kernel of the plan's layout must have run.
     const std::string type = c.uint8_input ? "u8" : "f32";
     const std::vector<std::string> packing =
         conv.plan().channel_packed ? std::vector<std::string>{"channel_pack_" + type, "im2col_pack_words"}
+        : conv.plan().bit_rows     ? std::vector<std::string>{"row_pack_" + type, "im2col_pack_rows"}
                                    : std::vector<std::string>{"im2col_pack_" + type};
     bool packed = true, gemm = false;
     for (const std::string& kernel : packing) {
