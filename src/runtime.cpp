@@ -9,6 +9,7 @@
 #include "cl_call.hpp"
 #include "device_profile.hpp"
 #include "embedded_kernels.hpp"
+#include "opencl_loader.hpp"
 #include "runtime_state.hpp"
 #include "xnorcl/error.hpp"
 
@@ -74,11 +75,14 @@ std::vector<FoundDevice> all_devices() {
     err = e.err();
   }
   if (err != CL_SUCCESS || platforms.empty()) {
+    // Built with XNORCL_DLOPEN_OPENCL, the loader says which libraries it tried; otherwise this is empty.
+    const std::string loader = detail::opencl_loader_report();
     throw DeviceNotFound(
         "no OpenCL platform found (clGetPlatformIDs: " + cl_error_name(err) +
         "). Install an OpenCL driver: on Debian or Ubuntu `apt-get install pocl-opencl-icd` runs OpenCL on "
         "the "
-        "CPU; on a GPU install its vendor's driver. `clinfo -l` lists what the ICD loader finds.");
+        "CPU; on a GPU install its vendor's driver. `clinfo -l` lists what the ICD loader finds." +
+        (loader.empty() ? "" : "\n" + loader));
   }
   std::vector<FoundDevice> found;
   for (std::size_t p = 0; p < platforms.size(); ++p) {
@@ -284,7 +288,7 @@ void build_gemm(RuntimeState& s) {
 
 std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::Device& device,
                                          const cl::CommandQueue& queue, detail::DeviceProfile profile,
-                                         const RuntimeOptions& options) {
+                                         const RuntimeOptions& options, bool variant_from_caller) {
   auto s = std::make_shared<RuntimeState>();
   s->context = context;
   s->device = device;
@@ -295,6 +299,10 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
       detail::choose_variant(options.variant.value_or(Variant::Auto), s->profile);
   s->variant = choice.variant;
   s->variant_reason = choice.reason;
+  if (options.variant && *options.variant != Variant::Auto) {
+    s->variant_reason = "forced " + to_string(choice.variant) + " by " +
+                        (variant_from_caller ? "RuntimeOptions::variant" : "XNORCL_VARIANT");
+  }
   s->profiling = (queue.getInfo<CL_QUEUE_PROPERTIES>() & CL_QUEUE_PROFILING_ENABLE) != 0;
   const std::string cache_dir = options.cache_dir.value_or(detail::default_cache_directory());
   s->cache = detail::ProgramCache(cache_dir == "off" ? "" : cache_dir, options.log);
@@ -336,7 +344,8 @@ Runtime Runtime::create(const RuntimeOptions& requested) {
     const FoundDevice& chosen = select_device(devices, options.device);
     cl::Context context(chosen.device);
     cl::CommandQueue queue(context, chosen.device, CL_QUEUE_PROFILING_ENABLE);
-    return Runtime(make_state(context, chosen.device, queue, chosen.profile, options));
+    return Runtime(
+        make_state(context, chosen.device, queue, chosen.profile, options, requested.variant.has_value()));
   });
 }
 
@@ -344,7 +353,8 @@ Runtime Runtime::create(const cl::Context& context, const cl::Device& device, co
                         const RuntimeOptions& requested) {
   return cl_call([&] {
     const RuntimeOptions options = with_environment(requested);
-    return Runtime(make_state(context, device, queue, detail::profile_device(device), options));
+    return Runtime(make_state(context, device, queue, detail::profile_device(device), options,
+                              requested.variant.has_value()));
   });
 }
 

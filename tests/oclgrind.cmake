@@ -4,7 +4,13 @@
 # Label `oclgrind` only (not `device`): run them with `ctest -L oclgrind` (about 1-3 minutes on 2 cores).
 # Oclgrind is loaded through its `oclgrind` command (LD_PRELOAD of its runtime), never installed as an ICD.
 find_program(OCLGRIND_EXECUTABLE oclgrind)
-option(XNORCL_OCLGRIND_TESTS "Register the Oclgrind tests (label oclgrind)" ON)
+# Oclgrind simulates on the build machine, so a cross build cannot run it.
+if(CMAKE_CROSSCOMPILING)
+  set(oclgrind_default OFF)
+else()
+  set(oclgrind_default ON)
+endif()
+option(XNORCL_OCLGRIND_TESTS "Register the Oclgrind tests (label oclgrind)" ${oclgrind_default})
 
 if(XNORCL_OCLGRIND_TESTS AND OCLGRIND_EXECUTABLE)
   add_executable(xnorcl_oclgrind_runner "${CMAKE_CURRENT_SOURCE_DIR}/oclgrind/oclgrind_runner.cpp")

@@ -12,8 +12,9 @@ set -euo pipefail
 packages=(cmake g++ ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd catch2 clinfo libclblast-dev
   oclgrind clang python3-matplotlib)
 
-# What `run` runs once built; it becomes xnorcl-bench when that exists.
-main_job=(build/tools/xnorcl-demo)
+# What `run` runs once built: the benchmark of SPEC section 5 on the default device (every layer checked
+# bitwise against the host reference before and after timing).
+main_job=(build/tools/bench/xnorcl-bench layers)
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
