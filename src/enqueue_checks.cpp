@@ -36,9 +36,10 @@ Extent check_one(const cl::Context& context, const EnqueueBuffer& b, const char*
                           std::to_string(type) + ", not a buffer (CL_MEM_OBJECT_BUFFER)");
   }
   if (mem_info<cl_context>(b.buffer, CL_MEM_CONTEXT, what) != context()) {
-    throw InvalidArgument(kWhere + "the " + what +
-                          " buffer belongs to another OpenCL context than the Runtime's; kernels can only use "
-                          "buffers of their own context");
+    throw InvalidArgument(
+        kWhere + "the " + what +
+        " buffer belongs to another OpenCL context than the Runtime's; kernels can only use "
+        "buffers of their own context");
   }
   const auto size = mem_info<std::size_t>(b.buffer, CL_MEM_SIZE, what);
   if (size < b.bytes) {
@@ -73,10 +74,10 @@ void check_enqueue_arguments(const cl::Context& context, const EnqueueBuffer& in
                       "was created CL_MEM_READ_ONLY, but the kernels write it");
   // Later chunks still read the input after earlier ones wrote their outputs.
   if (in.root == out.root && in.begin < out.end && out.begin < in.end) {
-    throw InvalidArgument(kWhere + "the input (bytes " + std::to_string(in.begin) + " to " +
-                          std::to_string(in.end) + ") and the output (bytes " + std::to_string(out.begin) +
-                          " to " + std::to_string(out.end) +
-                          ") overlap in one buffer; writing the output would overwrite input still to be read");
+    throw InvalidArgument(
+        kWhere + "the input (bytes " + std::to_string(in.begin) + " to " + std::to_string(in.end) +
+        ") and the output (bytes " + std::to_string(out.begin) + " to " + std::to_string(out.end) +
+        ") overlap in one buffer; writing the output would overwrite input still to be read");
   }
   if (wait) {
     for (std::size_t i = 0; i < wait->size(); ++i) {

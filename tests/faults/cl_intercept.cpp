@@ -181,8 +181,8 @@ cl_int clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint 
     clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, nullptr);
     size_t local[3] = {std::min(limit, items[0]), 2, 1};
     if (local[0] * local[1] <= limit) local[1] = limit / local[0] + 1;
-    return real(queue, kernel, std::max<cl_uint>(work_dim, 2), nullptr, local, local,
-                num_events_in_wait_list, event_wait_list, event);
+    return real(queue, kernel, std::max<cl_uint>(work_dim, 2), nullptr, local, local, num_events_in_wait_list,
+                event_wait_list, event);
   }
   return real(queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size,
               num_events_in_wait_list, event_wait_list, event);
