@@ -1,5 +1,12 @@
 # Reliability tests (limits, OpenCL failures, bad arguments) in an executable of their own: it defines the
 # OpenCL entry points the library calls (faults/cl_intercept.cpp), so that no other test runs through them.
+# A static library built with XNORCL_DLOPEN_OPENCL defines those entry points itself: linking both would define
+# them twice, so that one configuration goes without these tests (the shared one runs them, on top of the
+# library's own definitions).
+if(XNORCL_DLOPEN_OPENCL AND NOT BUILD_SHARED_LIBS)
+  message(STATUS "xnorcl_fault_tests not built: a static XNORCL_DLOPEN_OPENCL library defines the OpenCL entry points they intercept")
+  return()
+endif()
 file(GLOB fault_test_sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/faults/*.cpp")
 add_executable(xnorcl_fault_tests test_main.cpp ${fault_test_sources})
 target_link_libraries(xnorcl_fault_tests PRIVATE xnorcl_test_support ${CMAKE_DL_LIBS})

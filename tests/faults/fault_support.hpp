@@ -76,6 +76,8 @@ class Activity {
     return intercept::counts().buffers_created - before_.buffers_created;
   }
   std::int64_t commands() const { return intercept::counts().commands() - before_.commands(); }
+  std::int64_t kernels() const { return intercept::counts().kernels_enqueued - before_.kernels_enqueued; }
+  std::int64_t transfers() const { return intercept::counts().transfers - before_.transfers; }
   // Buffers created since and not released (a leak when the operation failed).
   std::int64_t buffers_kept() const { return intercept::live_buffers() - live_; }
 
