@@ -1,33 +1,55 @@
 // im2col with packing: reads X once, binarizes it, applies stride, dilation and padding and writes the packed
 // bit patches that xnor_gemm.cl multiplies with the packed filters (the paper's Algorithm 1, generalised).
 //
-// Reads:
-//   x          the input, NCHW ([N, C_IN, H, W]), float32 (im2col_pack_f32, read as raw 32-bit patterns so
-//              that no float operation can flush a subnormal) or uint8 (im2col_pack_u8, converted with
-//              (float)x, exact for 0..255). Batch indices count from the buffer's first image.
+// Words: word_t is uint (-DWORD_BITS=32, GPUs) or ulong (-DWORD_BITS=64, CPUs whose scalar 64-bit popcount is
+// their fastest xor-popcount, e.g. PoCL), chosen per architecture in src/device_profile.cpp; B = WORD_BITS.
+//
+// Inputs:
+//   x          the input, NCHW ([N, C_IN, H, W]), float32 (*_f32, read as raw 32-bit patterns so that no float
+//              operation can flush a subnormal) or uint8 (*_u8, converted with (float)x, exact for 0..255).
+//              Batch indices count from the buffer's first image.
 //   thr_keys   [C_IN] uint: the order key of each channel's threshold t_c (computed on the host with the same
 //              key() as below), so that "x > t_c" is an unsigned comparison of keys: exact IEEE order, -0 == +0,
 //              subnormals count as themselves even where the device flushes them; NaN input is -1.
-// Writes:
-//   patches    k-major packed bit matrix, patches[w * P_pad + p] (uint), for w in [0, Kw) and p in [0, P_pad).
-//              K = C_IN*KH*KW bits per patch in the filter's flat order k = (c*KH + ky)*KW + kx, packed densely:
-//              bit j (LSB = 0) of word w is k = 32*w + j; Kw = ceil(K/32). Bits k >= K are 0 (the host packs the
-//              filters the same way, so they agree there and xor to 0). Columns p >= P (the GEMM's tile padding)
-//              are written as 0, so the GEMM never reads uninitialized memory.
-//   Why this layout: dense packing of (c, ky, kx) wastes at most 31 bits per patch whatever C_IN is, so a
-//   3-channel 5x5 first layer (K = 75 -> 3 words) pays no channel padding, while a layer of hundreds of channels
-//   gets long runs of full words. k-major ("word w of every patch, then word w+1") makes both this kernel's
-//   stores and the GEMM's loads contiguous across adjacent output positions p.
+// Output of both layouts: the k-major packed patch matrix patches[w * P_pad + p] (word_t), w in [0, Kw),
+// p in [0, P_pad), that xnor_gemm.cl reads. Columns p >= P (the GEMM's tile padding) are written as 0, so the
+// GEMM never reads uninitialized memory. k-major ("word w of every patch, then word w+1") makes the stores
+// here and the GEMM's loads contiguous across adjacent output positions p.
 //
-// Chunk: the kernel packs the output positions of rows [oy0, oy0 + rows) of batches [n0, n0 + n_count) (the
+// Two layouts of K, chosen per layer on the host (src/binary_convolution.cpp):
+//   Dense (c, ky, kx), kernels im2col_pack_f32 / im2col_pack_u8, used when 2*C_IN < B*ceil(C_IN/B) (few
+//     channels: a 3-channel 5x5 first layer has K = 75 bits in 2-3 words, no channel padding):
+//     bit j (LSB = 0) of word w is k = B*w + j in the filter's flat order k = (c*KH + ky)*KW + kx;
+//     Kw = ceil(K/B); bits k >= K are 0 (the host packs the filters the same way, so they xor to 0).
+//     One work-item builds one word from B scattered input elements.
+//   Channel-packed (ky, kx, cw), otherwise (C_IN channels waste at most half of their words' bits): two
+//     launches. channel_pack_f32 / channel_pack_u8 read X exactly once and binarize it into
+//     packed[((n*iy_count + iy - iy_first)*W + ix)*Cw + cw] (Cw = ceil(C_IN/B) words per pixel, bit j of word
+//     cw is channel B*cw + j, tail bits zero), for the input rows [iy_first, iy_first + iy_count) the chunk
+//     reads; im2col_pack_words then copies whole words: word w = (ky*KW + kx)*Cw + cw of patch p is the
+//     packed word of its tap, or the pad word (every valid-channel bit the pad bit, tail bits zero) where the
+//     tap lies in the pad. Kw = KH*KW*Cw. The host packs the filters in the same (ky, kx, cw) order with zero
+//     tail bits, so tail bits xor to 0 and the GEMM's K stays C_IN*KH*KW.
+//
+// Chunk: the kernels pack the output positions of rows [oy0, oy0 + rows) of batches [n0, n0 + n_count) (the
 // host splits large layers, SPEC section 4). Column p is batch n0 + p / (rows*OW), output row
 // oy0 + (p % (rows*OW)) / OW, output column (p % (rows*OW)) % OW. P = n_count*rows*OW.
 // Taps outside the input take the pad bit (1 for pad_value +1, else 0; thresholds never apply to them).
 //
-// NDRange: 2-D, global (P_pad rounded up to WG_SIZE, Kw), local (WG_SIZE, 1); one work-item builds one word.
+// NDRanges (local (WG_SIZE, 1)): im2col_pack_*: global (P_pad rounded up to WG_SIZE, Kw), one word per
+// work-item; channel_pack_*: global (n_count*iy_count*W rounded up, Cw), one packed word per work-item;
+// im2col_pack_words: global (P_pad rounded up, KH*KW), the Cw words of one tap of one patch per work-item.
 
 #ifndef WG_SIZE
 #error "WG_SIZE must be defined by the build options (-DWG_SIZE=...)"
+#endif
+#if !defined(WORD_BITS) || (WORD_BITS != 32 && WORD_BITS != 64)
+#error "WORD_BITS must be defined as 32 or 64 by the build options"
+#endif
+#if WORD_BITS == 64
+typedef ulong word_t;
+#else
+typedef uint word_t;
 #endif
 
 // Order key of a float's bit pattern: unsigned order of keys == IEEE order of the values (with -0 == +0).
@@ -44,7 +66,7 @@ inline uint order_key(uint u) {
 
 #define DEFINE_IM2COL_PACK(NAME, TYPE, LOAD_BITS)                                                              \
   __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
-      __global const TYPE* restrict x, __global uint* restrict patches, __global const uint* restrict thr_keys, \
+      __global const TYPE* restrict x, __global word_t* restrict patches, __global const uint* restrict thr_keys, \
       const int C_IN, const int H, const int W, const int KH, const int KW, const int stride_y,             \
       const int stride_x, const int dilation_y, const int dilation_x, const int pad_top, const int pad_left,  \
       const int OW, const int K, const int n0, const int oy0, const int rows, const int P, const int P_pad,    \
@@ -54,7 +76,7 @@ inline uint order_key(uint u) {
     if (p >= P_pad) return;                                                                                   \
     const ulong out_index = (ulong)w * (ulong)P_pad + (ulong)p;                                               \
     if (p >= P) {                                                                                             \
-      patches[out_index] = 0u;                                                                                \
+      patches[out_index] = 0;                                                                                \
       return;                                                                                                 \
     }                                                                                                         \
     /* Quotient and remainder written out: LLVM's div/rem pairing emits `freeze`, which Oclgrind 21.10's */ \
@@ -68,8 +90,8 @@ inline uint order_key(uint u) {
     const int ox = r - row * OW;                                                                              \
     const int iy0 = oy * stride_y - pad_top;                                                                  \
     const int ix0 = ox * stride_x - pad_left;                                                                 \
-    /* Decode k0 = 32*w once, then step the counters. */                                                     \
-    const int k0 = w * 32;                                                                                    \
+    /* Decode k0 = B*w once, then step the counters. */                                                     \
+    const int k0 = w * WORD_BITS;                                                                                    \
     const int taps = KH * KW;                                                                                 \
     int c = k0 / taps;                                                                                        \
     const int rem = k0 - c * taps;                                                                            \
@@ -78,8 +100,8 @@ inline uint order_key(uint u) {
     const ulong plane = (ulong)H * (ulong)W;                                                                  \
     ulong channel_base = ((ulong)n * (ulong)C_IN + (ulong)c) * plane;                                         \
     uint t_key = thr_keys[c];                                                                                 \
-    const int count = min(32, K - k0);                                                                        \
-    uint word = 0u;                                                                                           \
+    const int count = min(WORD_BITS, K - k0);                                                                        \
+    word_t word = 0;                                                                                           \
     for (int j = 0; j < count; ++j) {                                                                         \
       const int iy = iy0 + ky * dilation_y;                                                                   \
       const int ix = ix0 + kx * dilation_x;                                                                   \
@@ -90,7 +112,7 @@ inline uint order_key(uint u) {
       } else {                                                                                                \
         bit = pad_bit;                                                                                        \
       }                                                                                                       \
-      word |= bit << j;                                                                                       \
+      word |= (word_t)bit << j;                                                                                       \
       if (++kx == KW) {                                                                                       \
         kx = 0;                                                                                               \
         if (++ky == KH) {                                                                                     \
@@ -108,3 +130,71 @@ inline uint order_key(uint u) {
 
 DEFINE_IM2COL_PACK(im2col_pack_f32, uint, LOAD_BITS_F32)
 DEFINE_IM2COL_PACK(im2col_pack_u8, uchar, LOAD_BITS_U8)
+
+// Binarizes C_IN channels into channel-packed words: work-item (q, cw) is pixel q of the chunk's input rows
+// (q = (image*iy_count + row)*W + ix) and channel word cw.
+#define DEFINE_CHANNEL_PACK(NAME, TYPE, LOAD_BITS)                                                             \
+  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
+      __global const TYPE* restrict x, __global word_t* restrict packed,                                     \
+      __global const uint* restrict thr_keys, const int C_IN, const int H, const int W, const int Cw,        \
+      const int n0, const int iy_first, const int iy_count, const int pixels) {                              \
+    const int q = (int)get_global_id(0);                                                                      \
+    const int cw = (int)get_global_id(1);                                                                     \
+    if (q >= pixels) return;                                                                                  \
+    const int per_image = iy_count * W;                                                                       \
+    const int image = q / per_image;                                                                          \
+    const int r = q - image * per_image; /* (iy - iy_first)*W + ix: rows are contiguous in the plane */       \
+    const ulong plane = (ulong)H * (ulong)W;                                                                  \
+    const int c0 = cw * WORD_BITS;                                                                            \
+    ulong index = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W +    \
+                  (ulong)r;                                                                                   \
+    const int count = min(WORD_BITS, C_IN - c0);                                                              \
+    word_t word = 0;                                                                                          \
+    for (int j = 0; j < count; ++j) {                                                                         \
+      const uint u = LOAD_BITS(x, index);                                                                     \
+      word |= (word_t)(order_key(u) > thr_keys[c0 + j] ? 1u : 0u) << j;                                       \
+      index += plane;                                                                                         \
+    }                                                                                                         \
+    packed[(ulong)q * (ulong)Cw + (ulong)cw] = word;                                                          \
+  }
+
+DEFINE_CHANNEL_PACK(channel_pack_f32, uint, LOAD_BITS_F32)
+DEFINE_CHANNEL_PACK(channel_pack_u8, uchar, LOAD_BITS_U8)
+
+// im2col of channel-packed words: work-item (p, tap) writes words tap*Cw .. tap*Cw + Cw-1 of patch p.
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_words(
+    __global const word_t* restrict packed, __global word_t* restrict patches, const int C_IN, const int H,
+    const int W, const int KW, const int stride_y, const int stride_x, const int dilation_y,
+    const int dilation_x, const int pad_top, const int pad_left, const int OW, const int Cw, const int oy0,
+    const int rows, const int iy_first, const int iy_count, const int P, const int P_pad, const uint pad_bit) {
+  const int p = (int)get_global_id(0);
+  const int tap = (int)get_global_id(1);
+  if (p >= P_pad) return;
+  __global word_t* out = patches + (ulong)tap * (ulong)Cw * (ulong)P_pad + (ulong)p;
+  if (p >= P) {
+    for (int cw = 0; cw < Cw; ++cw) out[(ulong)cw * (ulong)P_pad] = 0;
+    return;
+  }
+  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
+  // uninitialized-value checker cannot execute).
+  const int per_image = rows * OW;
+  const int image = p / per_image;
+  const int r = p - image * per_image;
+  const int row = r / OW;
+  const int ox = r - row * OW;
+  const int ky = tap / KW;
+  const int kx = tap - ky * KW;
+  const int iy = (oy0 + row) * stride_y - pad_top + ky * dilation_y;
+  const int ix = ox * stride_x - pad_left + kx * dilation_x;
+  if (iy >= 0 && iy < H && ix >= 0 && ix < W) {
+    __global const word_t* src =
+        packed + ((ulong)(image * iy_count + (iy - iy_first)) * (ulong)W + (ulong)ix) * (ulong)Cw;
+    for (int cw = 0; cw < Cw; ++cw) out[(ulong)cw * (ulong)P_pad] = src[cw];
+  } else {
+    const word_t ones = pad_bit ? ~(word_t)0 : (word_t)0;
+    for (int cw = 0; cw < Cw; ++cw) {
+      const int count = C_IN - cw * WORD_BITS;
+      out[(ulong)cw * (ulong)P_pad] = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);
+    }
+  }
+}

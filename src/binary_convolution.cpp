@@ -68,7 +68,8 @@ cl_uint order_key(float value) {
 std::string Plan::to_string() const {
   std::ostringstream out;
   out << "variant " << xnorcl::to_string(variant) << " (" << build_options << "), tile " << tile_m << "x"
-      << tile_n << ", K = " << patch_bits << " bits in " << words_per_patch << " words per patch, " << chunks
+      << tile_n << ", K = " << patch_bits << " bits in " << words_per_patch << " " << word_bits
+      << "-bit words per " << (channel_packed ? "channel-packed" : "dense") << " patch, " << chunks
       << (chunks == 1 ? " chunk" : " chunks") << ", scratch " << scratch_bytes << " bytes";
   for (const Launch& l : launches) {
     out << "\n  " << l.kernel << " global " << l.global[0] << "x" << l.global[1] << " local " << l.local[0]
@@ -101,9 +102,10 @@ struct BinaryConvolution::Impl {
   detail::PadCorrectionLauncher pad_correction;
 
   cl::Buffer filters;                // [Kw][M_pad] uint
-  cl::Buffer wsum;                   // [C_OUT][KH*KW] int (only with correction)
+  cl::Buffer wsum;                   // [C_OUT][KH+1][KW+1] int summed-area tables (only with correction)
   cl::Buffer threshold_keys;         // [C_IN] uint
-  cl::Buffer patches;                // [Kw][largest P_pad] uint
+  cl::Buffer patches;                // [Kw][largest P_pad] words
+  cl::Buffer packed;                 // channel-packed layout: the binarized input rows of the largest chunk
   cl::Buffer run_input, run_output;  // run()'s staging buffers, created on first use
 
   std::vector<std::pair<std::string, cl::Event>> last_events;
@@ -129,6 +131,15 @@ std::vector<Chunk> BinaryConvolution::Impl::plan_chunks(int batches, std::int64_
     c.rows = rows;
     c.P = static_cast<int>(std::int64_t(n_count) * rows * dims.OW);
     c.P_pad = static_cast<int>(round_up(c.P, tile_n));
+    // Input rows the taps of output rows [oy0, oy0 + rows) can read, clamped to the input (rows outside are
+    // pad and never read).
+    const std::int64_t first = std::int64_t(oy0) * dims.stride_y - dims.pad_top;
+    const std::int64_t last = std::int64_t(oy0 + rows - 1) * dims.stride_y - dims.pad_top +
+                              std::int64_t(dims.KH - 1) * dims.dilation_y;
+    const std::int64_t lo = std::clamp<std::int64_t>(first, 0, dims.H - 1);
+    const std::int64_t hi = std::clamp<std::int64_t>(last, lo, dims.H - 1);
+    c.iy_first = static_cast<int>(lo);
+    c.iy_count = static_cast<int>(hi - lo + 1);
     out.push_back(c);
   };
   if (round_up(per_image, tile_n) <= max_columns) {
@@ -161,8 +172,8 @@ cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl
   const std::vector<cl::Event>* wait_list = wait;
   cl::Event last;
   for (const Chunk& c : list) {
-    last = pack.enqueue(queue, uint8_input, input, patches, threshold_keys, dims, c, pad_bit, wait_list);
-    last_events.emplace_back(detail::Im2colPackLauncher::kernel_name(uint8_input), last);
+    last = pack.enqueue(queue, uint8_input, input, packed, patches, threshold_keys, dims, c, pad_bit,
+                        wait_list, last_events);
     previous.assign(1, last);
     wait_list = &previous;
     last = gemm.enqueue(queue, filters, patches, output, dims, M_pad, c, wait_list);
@@ -210,7 +221,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   d.OH = to_int(g.output[2], "OH");
   d.OW = to_int(g.output[3], "OW");
   d.K = to_int(g.input[1] * g.filter[2] * g.filter[3], "C_IN*KH*KW");
-  d.Kw = (d.K + 31) / 32;
+  detail::choose_packing(d, state->gemm.word_bits);
 
   const float v = attributes.pad_value;
   m.border = detail::compute_border(d);
@@ -228,7 +239,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   const std::uint64_t test_budget = test_chunk_budget();
   std::uint64_t budget = std::min(max_alloc, kDefaultChunkBudget);
   if (test_budget) budget = std::min(budget, test_budget);
-  const std::uint64_t word_bytes = 4ull * std::uint64_t(d.Kw);
+  const std::uint64_t word_bytes = d.word_bytes() * std::uint64_t(d.Kw);
   const std::int64_t tile_n = m.gemm.tile_n();
   const std::int64_t column_limit = (std::int64_t(INT_MAX) / 2) / tile_n * tile_n;
   auto columns_within = [&](std::uint64_t bytes) {
@@ -250,7 +261,21 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.max_columns = max_columns;
   m.chunks = m.plan_chunks(d.N, max_columns);
   std::int64_t largest_P_pad = 0;
-  for (const Chunk& c : m.chunks) largest_P_pad = std::max<std::int64_t>(largest_P_pad, c.P_pad);
+  std::uint64_t largest_packed = 0;  // words of the channel-packed input of a chunk
+  for (const Chunk& c : m.chunks) {
+    largest_P_pad = std::max<std::int64_t>(largest_P_pad, c.P_pad);
+    if (d.channel_packed) largest_packed = std::max(largest_packed, c.packed_words(d));
+  }
+  // run() on fewer batches plans its own chunks of at most as many columns: never more packed rows than
+  // these.
+  if (d.channel_packed && (largest_packed * d.word_bytes() > max_alloc ||
+                           largest_packed / std::uint64_t(d.Cw) > std::uint64_t(INT_MAX))) {
+    throw Error("layer " + to_string(g.input) + " * " + to_string(g.filter) +
+                ": the binarized input rows of a " + "chunk need " +
+                std::to_string(largest_packed * d.word_bytes()) +
+                " bytes, beyond CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(max_alloc) +
+                ") or 32-bit pixel indices");
+  }
 
   // run() uploads and downloads batch groups whose buffers fit the allocation limit (and the test budget).
   {
@@ -269,43 +294,84 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
     m.run_group = static_cast<int>(std::min<std::uint64_t>(group, std::uint64_t(d.N)));
   }
 
-  // The filter in the device layout: filters[w * M_pad + o], bit j of word w is k = 32*w + j.
+  // The filter in the device layout: filters[w * M_pad + o] in the layer's K order (see im2col_pack.cl):
+  // dense, bit j of word w is k = B*w + j; channel-packed, word w = (ky*KW + kx)*Cw + cw holds channels
+  // B*cw + j at bit j. Tail bits are 0.
   const int tile_m = m.gemm.tile_m();
   m.M_pad = static_cast<int>(round_up(d.C_OUT, tile_m));
   const std::uint64_t filter_words = std::uint64_t(d.Kw) * std::uint64_t(m.M_pad);
-  if (filter_words * 4 > max_alloc) {
-    throw Error("the packed filter " + to_string(g.filter) + " needs " + std::to_string(filter_words * 4) +
+  const std::uint64_t filter_bytes = filter_words * d.word_bytes();
+  if (filter_bytes > max_alloc) {
+    throw Error("the packed filter " + to_string(g.filter) + " needs " + std::to_string(filter_bytes) +
                 " bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(max_alloc) + ")");
   }
-  std::vector<cl_uint> words(static_cast<std::size_t>(filter_words), 0u);
-  for (int o = 0; o < d.C_OUT; ++o) {
-    const std::int64_t base = std::int64_t(o) * d.K;
-    for (int k = 0; k < d.K; ++k) {
-      if (filter.bit(base + k)) words[std::size_t(k / 32) * m.M_pad + o] |= 1u << (k % 32);
+  std::vector<std::uint64_t> words(static_cast<std::size_t>(filter_words), 0u);
+  {
+    const int B = d.word_bits;
+    const int taps = d.KH * d.KW;
+    for (int o = 0; o < d.C_OUT; ++o) {
+      const std::int64_t base = std::int64_t(o) * d.K;
+      for (int k = 0; k < d.K; ++k) {
+        if (!filter.bit(base + k)) continue;
+        std::size_t w;
+        int bit;
+        if (d.channel_packed) {
+          const int c = k / taps, tap = k % taps;
+          w = std::size_t(tap) * d.Cw + std::size_t(c / B);
+          bit = c % B;
+        } else {
+          w = std::size_t(k / B);
+          bit = k % B;
+        }
+        words[w * m.M_pad + o] |= std::uint64_t(1) << bit;
+      }
+    }
+  }
+  std::vector<unsigned char> filter_image(static_cast<std::size_t>(filter_bytes));
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (d.word_bits == 64) {
+      const cl_ulong w = words[i];
+      std::memcpy(filter_image.data() + 8 * i, &w, 8);
+    } else {
+      const cl_uint w = static_cast<cl_uint>(words[i]);
+      std::memcpy(filter_image.data() + 4 * i, &w, 4);
     }
   }
   std::vector<cl_uint> keys(static_cast<std::size_t>(d.C_IN), order_key(0.0f));
   if (!attributes.input_thresholds.empty()) {
     for (int c = 0; c < d.C_IN; ++c) keys[c] = order_key(attributes.input_thresholds[c]);
   }
+  // The pad correction's summed-area tables (pad_correction.cl): per o, [KH+1][KW+1] prefix sums over (ky,
+  // kx) of the sum over c of w_real.
   std::vector<cl_int> wsum;
   if (m.correction) {
     const int taps = d.KH * d.KW;
-    wsum.assign(std::size_t(d.C_OUT) * taps, 0);
+    const int row = d.KW + 1, table = (d.KH + 1) * row;
+    std::vector<cl_int> per_tap(static_cast<std::size_t>(taps));
+    wsum.assign(std::size_t(d.C_OUT) * table, 0);
     for (int o = 0; o < d.C_OUT; ++o) {
+      std::fill(per_tap.begin(), per_tap.end(), 0);
       for (int c = 0; c < d.C_IN; ++c) {
         for (int t = 0; t < taps; ++t) {
-          wsum[std::size_t(o) * taps + t] += filter.bit((std::int64_t(o) * d.C_IN + c) * taps + t) ? 1 : -1;
+          per_tap[t] += filter.bit((std::int64_t(o) * d.C_IN + c) * taps + t) ? 1 : -1;
+        }
+      }
+      cl_int* sat = wsum.data() + std::size_t(o) * table;
+      for (int a = 1; a <= d.KH; ++a) {
+        for (int b = 1; b <= d.KW; ++b) {
+          sat[a * row + b] = per_tap[(a - 1) * d.KW + (b - 1)] + sat[(a - 1) * row + b] +
+                             sat[a * row + b - 1] - sat[(a - 1) * row + b - 1];
         }
       }
     }
   }
 
   const std::uint64_t patch_bytes = std::uint64_t(largest_P_pad) * word_bytes;
+  const std::uint64_t packed_bytes = largest_packed * d.word_bytes();
   cl_call(
       [&] {
-        m.filters = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, words.size() * 4,
-                               words.data());
+        m.filters = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, filter_image.size(),
+                               filter_image.data());
         m.threshold_keys =
             cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, keys.size() * 4, keys.data());
         if (m.correction) {
@@ -313,6 +379,9 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
                               wsum.data());
         }
         m.patches = cl::Buffer(state->context, CL_MEM_READ_WRITE, static_cast<std::size_t>(patch_bytes));
+        if (d.channel_packed) {
+          m.packed = cl::Buffer(state->context, CL_MEM_READ_WRITE, static_cast<std::size_t>(packed_bytes));
+        }
       },
       "allocating the device buffers of a BinaryConvolution");
 
@@ -322,15 +391,17 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   p.tile_m = tile_m;
   p.tile_n = m.gemm.tile_n();
   p.words_per_patch = d.Kw;
+  p.word_bits = d.word_bits;
+  p.channel_packed = d.channel_packed;
   p.patch_bits = d.K;
   p.chunks = static_cast<int>(m.chunks.size());
-  p.launches.push_back(m.pack.launch(d, m.chunks.front()));
+  for (const Plan::Launch& l : m.pack.launches(d, m.chunks.front())) p.launches.push_back(l);
   p.launches.push_back(m.gemm.launch(m.M_pad, m.chunks.front()));
   if (m.correction) {
     for (const Plan::Launch& l : m.pad_correction.launches(m.border, d, d.N)) p.launches.push_back(l);
   }
   p.scratch_bytes =
-      static_cast<std::size_t>(filter_words * 4 + keys.size() * 4 + wsum.size() * 4 + patch_bytes);
+      static_cast<std::size_t>(filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes + packed_bytes);
 
   impl_ = std::move(impl);
 }

@@ -14,8 +14,15 @@ struct LayerDims {
   int stride_y = 1, stride_x = 1, dilation_y = 1, dilation_x = 1;
   int pad_top = 0, pad_left = 0;
   int OH = 0, OW = 0;
-  int K = 0;   // bits per patch, C_IN*KH*KW (at most 2^24)
-  int Kw = 0;  // 32-bit words per patch, ceil(K/32)
+  int K = 0;  // bits per patch, C_IN*KH*KW (at most 2^24)
+  // Packed words: word_bits per word (the GEMM configuration's); K order dense (c, ky, kx) with
+  // Kw = ceil(K / word_bits), or channel-packed (ky, kx, cw) with Cw = ceil(C_IN / word_bits) words per pixel
+  // and Kw = KH*KW*Cw (see cl_kernels/im2col_pack.cl; chosen by choose_packing()).
+  int word_bits = 32;
+  bool channel_packed = false;
+  int Cw = 0;
+  int Kw = 0;  // words per patch
+  std::uint64_t word_bytes() const { return std::uint64_t(word_bits / 8); }
   std::uint64_t input_per_batch() const { return std::uint64_t(C_IN) * std::uint64_t(H) * std::uint64_t(W); }
   std::uint64_t output_plane() const { return std::uint64_t(OH) * std::uint64_t(OW); }
   std::uint64_t output_per_batch() const { return std::uint64_t(C_OUT) * output_plane(); }
@@ -27,7 +34,23 @@ struct Chunk {
   int n0 = 0, n_count = 0;
   int oy0 = 0, rows = 0;
   int P = 0, P_pad = 0;
+  // Channel-packed layout: the input rows [iy_first, iy_first + iy_count) the chunk's taps can read (clamped
+  // to the input), binarized once per chunk.
+  int iy_first = 0, iy_count = 0;
+  std::uint64_t packed_words(const LayerDims& d) const {
+    return std::uint64_t(n_count) * std::uint64_t(iy_count) * std::uint64_t(d.W) * std::uint64_t(d.Cw);
+  }
 };
+
+// The K layout of a layer: channel-packed where the channel words waste at most half their bits
+// (2*C_IN >= Cw*word_bits: many channels, e.g. ResNet's 64..512 or the paper's 32 with 32-bit words), else
+// dense (c, ky, kx) packing (a 3-channel first layer). Sets channel_packed, Cw and Kw.
+inline void choose_packing(LayerDims& d, int word_bits) {
+  d.word_bits = word_bits;
+  d.Cw = (d.C_IN + word_bits - 1) / word_bits;
+  d.channel_packed = 2 * std::int64_t(d.C_IN) >= std::int64_t(d.Cw) * word_bits;
+  d.Kw = d.channel_packed ? d.KH * d.KW * d.Cw : (d.K + word_bits - 1) / word_bits;
+}
 
 // The interior of the output (every tap in bounds) is [oy_lo, oy_hi) x [ox_lo, ox_hi), possibly empty; every
 // other position is a border position that the pad correction rewrites.

@@ -94,17 +94,20 @@ DeviceProfile profile_device(const cl::Device& device, int platform_index, int d
 
 std::size_t GemmConfig::local_bytes() const {
   if (variant != Variant::Local) return 0;
-  return static_cast<std::size_t>(kt) * static_cast<std::size_t>(tile_m() + tile_n()) * sizeof(std::uint32_t);
+  return static_cast<std::size_t>(kt) * static_cast<std::size_t>(tile_m() + tile_n()) *
+         static_cast<std::size_t>(word_bytes());
 }
 
 std::string GemmConfig::build_options() const {
   return "-cl-std=CL1.2 -DLOCAL_VARIANT=" + std::to_string(variant == Variant::Local ? 1 : 0) +
          " -DWG=" + std::to_string(wg) + " -DTM=" + std::to_string(tm) + " -DTN=" + std::to_string(tn) +
-         " -DKT=" + std::to_string(kt);
+         " -DKT=" + std::to_string(kt) + " -DWORD_BITS=" + std::to_string(word_bits);
 }
 
 std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profile) {
-  (void)profile;  // one table for every architecture until per-architecture tuning exists
+  // PoCL on a CPU: its scalar 64-bit popcount is the fastest xor-popcount it has (xnorcl-bench peak:
+  // ulong ~1.5x uint), so words are 64-bit there; GPUs keep 32-bit words (native popcount width).
+  const int word_bits = profile.architecture == Architecture::PoclCpu ? 64 : 32;
   std::vector<GemmConfig> configs;
   // Mali-like devices run the register-tiled kernel with small work-groups; larger groups only help
   // where tiles are shared through on-chip local memory.
@@ -113,6 +116,7 @@ std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profi
     GemmConfig c;
     c.variant = variant;
     c.wg = wg;
+    c.word_bits = word_bits;
     configs.push_back(c);
   }
   return configs;
@@ -122,8 +126,41 @@ std::vector<std::size_t> linear_work_group_sizes() {
   return {64, 32, 16, 8, 4, 2, 1};
 }
 
-std::string linear_build_options(std::size_t work_group_size) {
-  return "-cl-std=CL1.2 -DWG_SIZE=" + std::to_string(work_group_size);
+std::string linear_build_options(std::size_t work_group_size, int word_bits) {
+  std::string options = "-cl-std=CL1.2 -DWG_SIZE=" + std::to_string(work_group_size);
+  if (word_bits) options += " -DWORD_BITS=" + std::to_string(word_bits);
+  return options;
+}
+
+const std::vector<NetworkProgram>& network_programs() {
+  static const std::vector<NetworkProgram> programs = {
+      {"threshold_pack.cl", {"threshold_pack", "unpack_bits", "scale_bias"}, false},
+      {"binary_maxpool.cl", {"binary_maxpool", "maxpool_f32"}, false},
+      {"binary_fc.cl", {"binary_fc"}, true},
+  };
+  return programs;
+}
+
+std::string network_build_options(const NetworkProgram& program, Variant variant,
+                                  std::size_t work_group_size) {
+  std::string options = linear_build_options(work_group_size);
+  if (program.per_variant) options += variant == Variant::Local ? " -DLOCAL_VARIANT=1" : " -DLOCAL_VARIANT=0";
+  return options;
+}
+
+std::vector<std::pair<std::string, std::string>> network_build_option_sets() {
+  std::vector<std::pair<std::string, std::string>> sets;
+  for (const NetworkProgram& p : network_programs()) {
+    for (std::size_t wg : linear_work_group_sizes()) {
+      if (p.per_variant) {
+        for (Variant v : {Variant::Local, Variant::Global})
+          sets.emplace_back(p.file, network_build_options(p, v, wg));
+      } else {
+        sets.emplace_back(p.file, network_build_options(p, Variant::Global, wg));
+      }
+    }
+  }
+  return sets;
 }
 
 VariantChoice choose_variant(Variant requested, const DeviceProfile& profile) {
@@ -164,15 +201,26 @@ VariantChoice choose_variant(Variant requested, const DeviceProfile& profile) {
 }
 
 std::vector<std::pair<std::string, std::string>> all_build_option_sets() {
-  std::vector<std::pair<std::string, std::string>> sets;
-  for (std::size_t wg : linear_work_group_sizes()) {
-    sets.emplace_back("im2col_pack.cl", linear_build_options(wg));
-    sets.emplace_back("pad_correction.cl", linear_build_options(wg));
+  std::vector<std::pair<std::string, std::string>> sets = network_build_option_sets();
+  auto add = [&](const char* file, const std::string& options) {
+    const std::pair<std::string, std::string> set(file, options);
+    if (std::find(sets.begin(), sets.end(), set) == sets.end()) sets.push_back(set);
+  };
+  for (Architecture a :
+       {Architecture::Unknown, Architecture::Mali, Architecture::Adreno, Architecture::Nvidia,
+        Architecture::Amd, Architecture::Intel, Architecture::PoclCpu, Architecture::Oclgrind}) {
+    DeviceProfile profile;
+    profile.architecture = a;
+    for (Variant v : {Variant::Local, Variant::Global}) {
+      for (const GemmConfig& c : gemm_configs(v, profile)) {
+        add("xnor_gemm.cl", c.build_options());
+        for (std::size_t wg : linear_work_group_sizes()) {
+          add("im2col_pack.cl", linear_build_options(wg, c.word_bits));
+        }
+      }
+    }
   }
-  const DeviceProfile any;
-  for (Variant v : {Variant::Local, Variant::Global}) {
-    for (const GemmConfig& c : gemm_configs(v, any)) sets.emplace_back("xnor_gemm.cl", c.build_options());
-  }
+  for (std::size_t wg : linear_work_group_sizes()) add("pad_correction.cl", linear_build_options(wg));
   return sets;
 }
 

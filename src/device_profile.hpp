@@ -31,6 +31,10 @@ struct GemmConfig {
   int tm = 4;
   int tn = 4;
   int kt = 8;
+  // Bits per packed word (uint or ulong in the kernels, -DWORD_BITS): 64 where the device's fastest
+  // xor-popcount is the scalar 64-bit one (PoCL on CPUs), 32 on GPUs. The packing program uses the same.
+  int word_bits = 32;
+  int word_bytes() const { return word_bits / 8; }
   int tile_m() const { return wg * tm; }
   int tile_n() const { return wg * tn; }
   std::size_t work_group_size() const { return static_cast<std::size_t>(wg) * wg; }
@@ -44,7 +48,19 @@ std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profi
 
 // Work-group sizes for the one-dimensional kernels (packing, pad correction), largest first.
 std::vector<std::size_t> linear_work_group_sizes();
-std::string linear_build_options(std::size_t work_group_size);
+// word_bits 0: a kernel file without packed words (pad_correction.cl); else -DWORD_BITS (im2col_pack.cl).
+std::string linear_build_options(std::size_t work_group_size, int word_bits = 0);
+
+// The one-dimensional programs of the network layers, one entry each: its file, its kernels and where the
+// runtime keeps it. Build options: linear_build_options plus, for variant-dependent files, -DLOCAL_VARIANT.
+struct NetworkProgram {
+  const char* file;
+  std::vector<const char*> kernels;
+  bool per_variant;  // -DLOCAL_VARIANT=0/1 from the variant in use
+};
+const std::vector<NetworkProgram>& network_programs();
+std::string network_build_options(const NetworkProgram& program, Variant variant,
+                                  std::size_t work_group_size);
 
 struct VariantChoice {
   Variant variant;

@@ -8,44 +8,97 @@ namespace xnorcl::detail {
 Im2colPackLauncher::Im2colPackLauncher(const RuntimeState& state) : work_group_(state.pack_work_group) {
   f32_ = make_kernel(state.im2col_pack, kernel_name(false), state.device, work_group_);
   u8_ = make_kernel(state.im2col_pack, kernel_name(true), state.device, work_group_);
+  channel_f32_ = make_kernel(state.im2col_pack, kernel_name(false, true), state.device, work_group_);
+  channel_u8_ = make_kernel(state.im2col_pack, kernel_name(true, true), state.device, work_group_);
+  words_ = make_kernel(state.im2col_pack, words_kernel_name(), state.device, work_group_);
 }
 
-const char* Im2colPackLauncher::kernel_name(bool uint8_input) {
+const char* Im2colPackLauncher::kernel_name(bool uint8_input, bool channel_packed) {
+  if (channel_packed) return uint8_input ? "channel_pack_u8" : "channel_pack_f32";
   return uint8_input ? "im2col_pack_u8" : "im2col_pack_f32";
 }
 
-Plan::Launch Im2colPackLauncher::launch(const LayerDims& d, const Chunk& c, bool uint8_input) const {
+std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const Chunk& c,
+                                                       bool uint8_input) const {
+  const auto wg = static_cast<std::int64_t>(work_group_);
+  std::vector<Plan::Launch> out;
   Plan::Launch l;
-  l.kernel = kernel_name(uint8_input);
-  l.global = {static_cast<std::size_t>(round_up(c.P_pad, static_cast<std::int64_t>(work_group_))),
-              static_cast<std::size_t>(d.Kw)};
   l.local = {work_group_, 1};
-  return l;
+  if (!d.channel_packed) {
+    l.kernel = kernel_name(uint8_input);
+    l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), static_cast<std::size_t>(d.Kw)};
+    out.push_back(l);
+    return out;
+  }
+  l.kernel = kernel_name(uint8_input, true);
+  const std::int64_t pixels = std::int64_t(c.n_count) * c.iy_count * d.W;
+  l.global = {static_cast<std::size_t>(round_up(pixels, wg)), static_cast<std::size_t>(d.Cw)};
+  out.push_back(l);
+  l.kernel = words_kernel_name();
+  l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), static_cast<std::size_t>(d.KH * d.KW)};
+  out.push_back(l);
+  return out;
 }
 
 cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, bool uint8_input,
-                                      const cl::Buffer& input, const cl::Buffer& patches,
-                                      const cl::Buffer& threshold_keys, const LayerDims& d, const Chunk& c,
-                                      cl_uint pad_bit, const std::vector<cl::Event>* wait) {
-  cl::Kernel& k = uint8_input ? u8_ : f32_;
-  const Plan::Launch l = launch(d, c, uint8_input);
-  return cl_call(
+                                      const cl::Buffer& input, const cl::Buffer& packed,
+                                      const cl::Buffer& patches, const cl::Buffer& threshold_keys,
+                                      const LayerDims& d, const Chunk& c, cl_uint pad_bit,
+                                      const std::vector<cl::Event>* wait,
+                                      std::vector<std::pair<std::string, cl::Event>>& events) {
+  const std::vector<Plan::Launch> ls = launches(d, c, uint8_input);
+  auto run = [&](cl::Kernel& k, const Plan::Launch& l, const std::vector<cl::Event>* wait_list) {
+    cl::Event e;
+    queue.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
+                               cl::NDRange(l.local[0], l.local[1]), wait_list, &e);
+    events.emplace_back(l.kernel, e);
+    return e;
+  };
+  if (!d.channel_packed) {
+    cl::Kernel& k = uint8_input ? u8_ : f32_;
+    return cl_call(
+        [&] {
+          cl_uint i = 0;
+          k.setArg(i++, input);
+          k.setArg(i++, patches);
+          k.setArg(i++, threshold_keys);
+          for (int v : {d.C_IN, d.H, d.W, d.KH, d.KW, d.stride_y, d.stride_x, d.dilation_y, d.dilation_x,
+                        d.pad_top, d.pad_left, d.OW, d.K, c.n0, c.oy0, c.rows, c.P, c.P_pad}) {
+            k.setArg(i++, static_cast<cl_int>(v));
+          }
+          k.setArg(i++, pad_bit);
+          return run(k, ls[0], wait);
+        },
+        std::string("enqueueing ") + ls[0].kernel);
+  }
+  cl::Kernel& k = uint8_input ? channel_u8_ : channel_f32_;
+  const cl::Event binarized = cl_call(
       [&] {
         cl_uint i = 0;
         k.setArg(i++, input);
-        k.setArg(i++, patches);
+        k.setArg(i++, packed);
         k.setArg(i++, threshold_keys);
-        for (int v : {d.C_IN, d.H, d.W, d.KH, d.KW, d.stride_y, d.stride_x, d.dilation_y, d.dilation_x,
-                      d.pad_top, d.pad_left, d.OW, d.K, c.n0, c.oy0, c.rows, c.P, c.P_pad}) {
+        const int pixels = c.n_count * c.iy_count * d.W;
+        for (int v : {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, pixels}) {
           k.setArg(i++, static_cast<cl_int>(v));
         }
-        k.setArg(i++, pad_bit);
-        cl::Event e;
-        queue.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
-                                   cl::NDRange(l.local[0], l.local[1]), wait, &e);
-        return e;
+        return run(k, ls[0], wait);
       },
-      std::string("enqueueing ") + l.kernel);
+      std::string("enqueueing ") + ls[0].kernel);
+  const std::vector<cl::Event> after(1, binarized);
+  return cl_call(
+      [&] {
+        cl_uint i = 0;
+        words_.setArg(i++, packed);
+        words_.setArg(i++, patches);
+        for (int v : {d.C_IN, d.H, d.W, d.KW, d.stride_y, d.stride_x, d.dilation_y, d.dilation_x, d.pad_top,
+                      d.pad_left, d.OW, d.Cw, c.oy0, c.rows, c.iy_first, c.iy_count, c.P, c.P_pad}) {
+          words_.setArg(i++, static_cast<cl_int>(v));
+        }
+        words_.setArg(i++, pad_bit);
+        return run(words_, ls[1], &after);
+      },
+      std::string("enqueueing ") + ls[1].kernel);
 }
 
 }  // namespace xnorcl::detail

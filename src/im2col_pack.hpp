@@ -1,6 +1,9 @@
-// Launches cl_kernels/im2col_pack.cl: binarizes the input and writes the packed k-major patch matrix.
+// Launches cl_kernels/im2col_pack.cl: binarizes the input and writes the packed k-major patch matrix, in the
+// layer's layout (dense: one launch of im2col_pack_*; channel-packed: channel_pack_* then im2col_pack_words).
 #pragma once
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "conv_layout.hpp"
@@ -16,15 +19,20 @@ class Im2colPackLauncher {
   // CL_KERNEL_WORK_GROUP_SIZE is below the program's local size.
   explicit Im2colPackLauncher(const RuntimeState& state);
 
-  static const char* kernel_name(bool uint8_input);
-  Plan::Launch launch(const LayerDims& d, const Chunk& c, bool uint8_input = false) const;
-  // Packs the chunk's patches; pad_bit is the bit of every pad tap (1 only for pad_value +1).
+  // The kernel that reads X (the one every run of the layout enqueues first).
+  static const char* kernel_name(bool uint8_input, bool channel_packed = false);
+  static const char* words_kernel_name() { return "im2col_pack_words"; }
+  std::vector<Plan::Launch> launches(const LayerDims& d, const Chunk& c, bool uint8_input = false) const;
+  // Packs the chunk's patches (channel-packed layouts go through `packed`, [n_count][iy_count][W][Cw] words);
+  // pad_bit is the bit of every pad tap (1 only for pad_value +1). Appends (kernel, event) of each launch to
+  // `events`; returns the last event.
   cl::Event enqueue(const cl::CommandQueue& queue, bool uint8_input, const cl::Buffer& input,
-                    const cl::Buffer& patches, const cl::Buffer& threshold_keys, const LayerDims& d,
-                    const Chunk& c, cl_uint pad_bit, const std::vector<cl::Event>* wait);
+                    const cl::Buffer& packed, const cl::Buffer& patches, const cl::Buffer& threshold_keys,
+                    const LayerDims& d, const Chunk& c, cl_uint pad_bit, const std::vector<cl::Event>* wait,
+                    std::vector<std::pair<std::string, cl::Event>>& events);
 
  private:
-  cl::Kernel f32_, u8_;
+  cl::Kernel f32_, u8_, channel_f32_, channel_u8_, words_;
   std::size_t work_group_ = 1;
 };
 

@@ -37,10 +37,10 @@ PadCorrectionLauncher::PadCorrectionLauncher(const RuntimeState& state)
   kernel_ = make_kernel(state.pad_correction, kernel_name(), state.device, work_group_);
 }
 
-std::vector<Plan::Launch> PadCorrectionLauncher::launches(const Border& b, const LayerDims& d,
+std::vector<Plan::Launch> PadCorrectionLauncher::launches(const Border& b, const LayerDims& /*d*/,
                                                           int batches) const {
   std::vector<Plan::Launch> out;
-  const std::uint64_t count = b.per_plane * std::uint64_t(d.C_OUT) * std::uint64_t(batches);
+  const std::uint64_t count = b.per_plane * std::uint64_t(batches);  // positions; C_OUT planes each
   const std::uint64_t step = kMaxItemsPerLaunch / work_group_ * work_group_;
   for (std::uint64_t first = 0; first < count; first += step) {
     Plan::Launch l;
@@ -59,7 +59,7 @@ cl::Event PadCorrectionLauncher::enqueue(const cl::CommandQueue& queue, const cl
                                          const cl::Buffer& wsum, float v, const LayerDims& d, const Border& b,
                                          int batches, const std::vector<cl::Event>* wait,
                                          std::vector<cl::Event>* all_events) {
-  const std::uint64_t count = b.per_plane * std::uint64_t(d.C_OUT) * std::uint64_t(batches);
+  const std::uint64_t count = b.per_plane * std::uint64_t(batches);  // positions; C_OUT planes each
   const std::vector<Plan::Launch> ls = launches(b, d, batches);
   const std::uint64_t step = kMaxItemsPerLaunch / work_group_ * work_group_;
   return cl_call(

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <iterator>
 #include <sstream>
 
 #include "cl_call.hpp"
@@ -253,10 +254,10 @@ bool kernels_accept(const RuntimeState& s, const cl::Program& program, const std
 
 // Builds the largest work-group configuration of a one-dimensional kernel file that fits every limit.
 void build_linear(RuntimeState& s, const std::string& file, const std::vector<const char*>& kernels,
-                  cl::Program& program, std::size_t& work_group) {
+                  int word_bits, cl::Program& program, std::size_t& work_group) {
   for (std::size_t size : detail::linear_work_group_sizes()) {
     if (size > s.work_group_cap) continue;
-    const BuiltProgram candidate = build_program(s, file, detail::linear_build_options(size));
+    const BuiltProgram candidate = build_program(s, file, detail::linear_build_options(size, word_bits));
     if (kernels_accept(s, candidate.program, kernels, size)) {
       store_in_cache(s, candidate);
       program = candidate.program;
@@ -286,6 +287,38 @@ void build_gemm(RuntimeState& s) {
               std::to_string(s.work_group_cap) + " work-items on " + s.profile.info.label());
 }
 
+// The network layers' programs (device_profile's network_programs() table): for each, the largest
+// work-group size that fits every limit, as build_linear does, with the table's build options.
+void build_network_programs(RuntimeState& s) {
+  const std::pair<cl::Program*, std::size_t*> slots[] = {{&s.threshold_pack, &s.threshold_work_group},
+                                                         {&s.binary_maxpool, &s.maxpool_work_group},
+                                                         {&s.binary_fc, &s.fc_work_group}};
+  const auto& programs = detail::network_programs();
+  if (programs.size() != std::size(slots)) throw Error("the network program table and its slots differ");
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    const detail::NetworkProgram& p = programs[i];
+    bool built = false;
+    for (std::size_t size : detail::linear_work_group_sizes()) {
+      if (size > s.work_group_cap) continue;
+      const BuiltProgram candidate =
+          build_program(s, p.file, detail::network_build_options(p, s.variant, size));
+      if (kernels_accept(s, candidate.program, p.kernels, size)) {
+        store_in_cache(s, candidate);
+        *slots[i].first = candidate.program;
+        *slots[i].second = size;
+        built = true;
+        break;
+      }
+      log(s, std::string(p.file) + ": a kernel refuses work-groups of " + std::to_string(size) +
+                 "; trying smaller");
+    }
+    if (!built) {
+      throw Error(std::string("no work-group size of ") + p.file + " fits the limit of " +
+                  std::to_string(s.work_group_cap) + " work-items on " + s.profile.info.label());
+    }
+  }
+}
+
 std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::Device& device,
                                          const cl::CommandQueue& queue, detail::DeviceProfile profile,
                                          const RuntimeOptions& options, bool variant_from_caller) {
@@ -309,11 +342,15 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
   s->work_group_cap = s->profile.info.max_work_group_size;
   if (options.max_work_group_size)
     s->work_group_cap = std::min(s->work_group_cap, *options.max_work_group_size);
+  build_network_programs(*s);  // the network layers' programs (threshold_pack, binary_maxpool, binary_fc)
   // Every program of the variant in use is built now, once per Runtime, never per layer.
-  build_linear(*s, "im2col_pack.cl", {"im2col_pack_f32", "im2col_pack_u8"}, s->im2col_pack,
-               s->pack_work_group);
-  build_linear(*s, "pad_correction.cl", {"pad_correction"}, s->pad_correction, s->correction_work_group);
+  // The GEMM first: its configuration fixes the word size the packing program is built for.
   build_gemm(*s);
+  build_linear(
+      *s, "im2col_pack.cl",
+      {"im2col_pack_f32", "im2col_pack_u8", "channel_pack_f32", "channel_pack_u8", "im2col_pack_words"},
+      s->gemm.word_bits, s->im2col_pack, s->pack_work_group);
+  build_linear(*s, "pad_correction.cl", {"pad_correction"}, 0, s->pad_correction, s->correction_work_group);
   return s;
 }
 

@@ -30,6 +30,14 @@ struct RuntimeState {
   std::size_t correction_work_group = 1;
   cl::Program xnor_gemm;  // kernel xnor_gemm
   GemmConfig gemm;
+
+  // The network layers' programs (see network_programs() in device_profile.hpp).
+  cl::Program threshold_pack;  // kernels threshold_pack, unpack_bits, scale_bias
+  std::size_t threshold_work_group = 1;
+  cl::Program binary_maxpool;  // kernels binary_maxpool, maxpool_f32
+  std::size_t maxpool_work_group = 1;
+  cl::Program binary_fc;  // kernel binary_fc, built for the variant in use
+  std::size_t fc_work_group = 1;
 };
 
 }  // namespace xnorcl::detail

@@ -49,6 +49,15 @@ if(XNORCL_OCLGRIND_TESTS AND OCLGRIND_EXECUTABLE)
   set_tests_properties("oclgrind.canary.local_race_is_reported" PROPERTIES
     LABELS oclgrind TIMEOUT 120 PASS_REGULAR_EXPRESSION "data race at local memory")
 
+  # The network layers' kernels (threshold_pack, scale_bias, unpack_bits, both max-pools, binary_fc on both
+  # variants) in a runner of their own.
+  add_executable(xnorcl_oclgrind_network "${CMAKE_CURRENT_SOURCE_DIR}/oclgrind/oclgrind_network.cpp")
+  target_link_libraries(xnorcl_oclgrind_network PRIVATE xnorcl_test_support)
+  add_test(NAME "oclgrind.network_layers" COMMAND ${oclgrind_command} $<TARGET_FILE:xnorcl_oclgrind_network>)
+  set_tests_properties("oclgrind.network_layers" PROPERTIES
+    LABELS oclgrind TIMEOUT 300
+    FAIL_REGULAR_EXPRESSION "${oclgrind_report};FAILED")
+
   # Sanitizer builds load Oclgrind as an ICD through a private OCL_ICD_VENDORS folder instead of its wrapper:
   # the wrapper's LD_PRELOAD would put Oclgrind's runtime ahead of the sanitizer's.
   if(XNORCL_SANITIZER)

@@ -34,7 +34,9 @@ struct Plan {
   Variant variant = Variant::Global;
   std::string build_options;      // the GEMM program's tile configuration
   int tile_m = 0, tile_n = 0;     // output channels x output positions per work-group
-  int words_per_patch = 0;        // 32-bit words per packed patch (K bits padded to a word)
+  int words_per_patch = 0;        // packed words per patch (K bits in the layout below, padded to words)
+  int word_bits = 32;             // bits per packed word (32 or 64, per device architecture)
+  bool channel_packed = false;    // K order (ky, kx, channel words) rather than dense (c, ky, kx)
   std::int64_t patch_bits = 0;    // K = C_IN*KH*KW
   int chunks = 1;                 // pieces the work is split into to respect CL_DEVICE_MAX_MEM_ALLOC_SIZE
   std::vector<Launch> launches;   // for the first chunk

@@ -35,13 +35,22 @@ inline std::string stage_list(const std::vector<StageTime>& stages) {
   return s.empty() ? "(none)" : s;
 }
 
+// The packing kernels of the plan's layout: dense (c, ky, kx) packing is one kernel, im2col_pack_<type>;
+// channel-packed layouts binarize with channel_pack_<type>, then im2col_pack_words copies words.
+inline std::vector<std::string> packing_kernels(const Plan& plan, bool uint8_input) {
+  const std::string type = uint8_input ? "u8" : "f32";
+  if (plan.channel_packed) return {"channel_pack_" + type, "im2col_pack_words"};
+  return {"im2col_pack_" + type};
+}
+
 // No stub can pass: the object runs on the forced variant and its packing and GEMM kernels ran (profiling
 // events of this run).
 inline void require_kernels_ran(const BinaryConvolution& conv, Variant variant, bool uint8_input) {
   REQUIRE(conv.plan().variant == variant);
   const std::vector<StageTime> stages = conv.last_stage_times();
   INFO("stages of the last run: " << stage_list(stages));
-  REQUIRE(has_stage(stages, uint8_input ? "im2col_pack_u8" : "im2col_pack_f32"));
+  for (const std::string& kernel : packing_kernels(conv.plan(), uint8_input))
+    REQUIRE(has_stage(stages, kernel));
   REQUIRE(has_stage(stages, "xnor_gemm"));
 }
 

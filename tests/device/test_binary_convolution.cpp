@@ -206,10 +206,16 @@ void plan_reports_launches(Variant variant) {
   INFO(p.to_string());
   REQUIRE(p.variant == variant);
   REQUIRE(p.patch_bits == c.input[1] * c.filter[2] * c.filter[3]);
-  REQUIRE(p.words_per_patch == (p.patch_bits + 31) / 32);
-  REQUIRE(p.launches.size() >= 2);
-  REQUIRE(p.launches[0].kernel == "im2col_pack_f32");
-  REQUIRE(p.launches[1].kernel == "xnor_gemm");
+  REQUIRE((p.word_bits == 32 || p.word_bits == 64));
+  const std::int64_t C = c.input[1], taps = c.filter[2] * c.filter[3];
+  const std::int64_t channel_words = (C + p.word_bits - 1) / p.word_bits;
+  REQUIRE(p.channel_packed == (2 * C >= channel_words * p.word_bits));
+  REQUIRE(p.words_per_patch ==
+          (p.channel_packed ? taps * channel_words : (p.patch_bits + p.word_bits - 1) / p.word_bits));
+  const std::vector<std::string> packing = packing_kernels(p, false);
+  REQUIRE(p.launches.size() >= packing.size() + 1);
+  for (std::size_t i = 0; i < packing.size(); ++i) REQUIRE(p.launches[i].kernel == packing[i]);
+  REQUIRE(p.launches[packing.size()].kernel == "xnor_gemm");
   REQUIRE(p.build_options.find(variant == Variant::Local ? "-DLOCAL_VARIANT=1" : "-DLOCAL_VARIANT=0") !=
           std::string::npos);
   for (const auto& l : p.launches) {

@@ -47,7 +47,8 @@ std::vector<fs::path> entries(const fs::path& dir) {
   return files;
 }
 
-constexpr int kPrograms = 3;  // im2col_pack, pad_correction, xnor_gemm
+// im2col_pack, pad_correction, xnor_gemm and the network layers' threshold_pack, binary_maxpool, binary_fc.
+constexpr int kPrograms = 6;
 
 }  // namespace
 

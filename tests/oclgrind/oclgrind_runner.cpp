@@ -185,11 +185,19 @@ int run_cases(std::size_t first, std::size_t count) {
     std::cout << "    plan: " << conv.plan().to_string() << "\n";
     const std::vector<float> y = c.uint8_input ? conv.run(c.x_u8.data()) : conv.run(c.x_f32.data());
     const std::vector<StageTime> stages = conv.last_stage_times();
-    bool packed = false, gemm = false;
-    for (const auto& s : stages) {
-      packed = packed || s.kernel == (c.uint8_input ? "im2col_pack_u8" : "im2col_pack_f32");
-      gemm = gemm || s.kernel == "xnor_gemm";
+    // Dense layouts pack with im2col_pack_<type>; channel-packed ones with channel_pack_<type> and then
+    // im2col_pack_words: every packing kernel of the plan's layout must have run.
+    const std::string type = c.uint8_input ? "u8" : "f32";
+    const std::vector<std::string> packing =
+        conv.plan().channel_packed ? std::vector<std::string>{"channel_pack_" + type, "im2col_pack_words"}
+                                   : std::vector<std::string>{"im2col_pack_" + type};
+    bool packed = true, gemm = false;
+    for (const std::string& kernel : packing) {
+      bool found = false;
+      for (const auto& s : stages) found = found || s.kernel == kernel;
+      packed = packed && found;
     }
+    for (const auto& s : stages) gemm = gemm || s.kernel == "xnor_gemm";
     const std::string difference = bitwise_difference(y, c.reference(), conv.output_shape());
     ++ran;
     if (conv.plan().variant != oc.variant || !packed || !gemm || !difference.empty() ||

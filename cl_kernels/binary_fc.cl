@@ -1,0 +1,57 @@
+// Binary fully-connected layer: xnor-popcount dot products of packed activations with packed weights.
+//
+// x: packed input (include/xnorcl/packed.hpp), Kwt = H*W*Cw words per image, image n at x[n*Kwt].
+// w: the weights reordered once on the host into the same word layout as one image of x (word j of output o
+//    holds the weights of the 32 channels of word j of the input; bits of channels >= C are 0):
+//      LOCAL_VARIANT 1: row-major w[o*Kwt + j] (a work-group reads one row, consecutive work-items consecutive
+//                       words);
+//      LOCAL_VARIANT 0: transposed w[j*O + o] (consecutive work-items, consecutive outputs, consecutive words).
+// y: float32 [N][O], y = K - 2*D where D = sum of popcount(x ^ w) over the Kwt words and K = C*H*W: tail bits are
+//    0 on both sides, so they never disagree, and K - 2D = 2P - K with P the agreeing bits (exact: K <= 2^24).
+//
+// LOCAL_VARIANT 1 (the paper's section 3.2): one work-group of WG_SIZE work-items per (output o, image n);
+//   work-item l sums the words j = l, l + WG_SIZE, ...; the partial sums are reduced in __local memory (tree,
+//   barriers between steps; WG_SIZE is a power of two). NDRange global (O*WG_SIZE, N), local (WG_SIZE, 1).
+// LOCAL_VARIANT 0: one work-item per (o, n), no __local memory. NDRange global (O rounded up to WG_SIZE, N),
+//   local (WG_SIZE, 1).
+
+#ifndef WG_SIZE
+#error "WG_SIZE must be defined by the build options (-DWG_SIZE=...)"
+#endif
+#ifndef LOCAL_VARIANT
+#error "LOCAL_VARIANT must be defined by the build options (-DLOCAL_VARIANT=0 or 1)"
+#endif
+
+#if LOCAL_VARIANT
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void binary_fc(
+    __global const uint* restrict x, __global const uint* restrict w, __global float* restrict y, const int O,
+    const int Kwt, const int K) {
+  __local int partial[WG_SIZE];
+  const int o = (int)get_group_id(0);
+  const int l = (int)get_local_id(0);
+  const int n = (int)get_global_id(1);
+  __global const uint* xi = x + (ulong)n * (ulong)Kwt;
+  __global const uint* wo = w + (ulong)o * (ulong)Kwt;
+  int d = 0;
+  for (int j = l; j < Kwt; j += WG_SIZE) d += (int)popcount(xi[j] ^ wo[j]);
+  partial[l] = d;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int step = WG_SIZE / 2; step > 0; step >>= 1) {
+    if (l < step) partial[l] += partial[l + step];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (l == 0) y[(ulong)n * (ulong)O + (ulong)o] = (float)(K - 2 * partial[0]);
+}
+#else
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void binary_fc(
+    __global const uint* restrict x, __global const uint* restrict w, __global float* restrict y, const int O,
+    const int Kwt, const int K) {
+  const int o = (int)get_global_id(0);
+  const int n = (int)get_global_id(1);
+  if (o >= O) return;
+  __global const uint* xi = x + (ulong)n * (ulong)Kwt;
+  int d = 0;
+  for (int j = 0; j < Kwt; ++j) d += (int)popcount(xi[j] ^ w[(ulong)j * (ulong)O + (ulong)o]);
+  y[(ulong)n * (ulong)O + (ulong)o] = (float)(K - 2 * d);
+}
+#endif

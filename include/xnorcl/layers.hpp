@@ -1,0 +1,192 @@
+// The layers around BinaryConvolution that a binarized network needs: thresholding into packed bits (folded
+// batch-norm + sign), float32 scale and bias, binary and float max-pooling, and the binary fully-connected
+// layer. Each runs on a Runtime's queue with device buffers (enqueue, chained by events) or host memory
+// (run), has a host reference computed exactly as the device computes, and refuses bad input with
+// InvalidArgument before any device work.
+//
+// Thread safety as BinaryConvolution: one object from one thread at a time; each owns its cl::Kernel objects.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "xnorcl/filter.hpp"
+#include "xnorcl/opencl.hpp"
+#include "xnorcl/packed.hpp"
+#include "xnorcl/runtime.hpp"
+#include "xnorcl/shape.hpp"
+
+namespace xnorcl {
+
+// ---- thresholding --------------------------------------------------------------------------------------
+
+// Float NCHW [N, C, H, W] -> packed bits (xnorcl/packed.hpp) with one Threshold rule per channel (empty:
+// every channel Greater 0). Bitwise equal to pack_activations on every device.
+class ThresholdPack {
+ public:
+  ThresholdPack(const Runtime& runtime, const Shape& shape, const std::vector<Threshold>& rules);
+  ~ThresholdPack();
+  ThresholdPack(ThresholdPack&&) noexcept;
+  ThresholdPack& operator=(ThresholdPack&&) noexcept;
+
+  const Shape& shape() const;  // the logical shape of input and output
+  std::size_t input_bytes() const;
+  std::size_t output_bytes() const;  // packed_word_count(shape) * 4
+  // input: float32 NCHW; output: packed words. Returns the event of its kernel.
+  cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
+                    const std::vector<cl::Event>* wait = nullptr);
+  std::vector<std::uint32_t> run(const float* y);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Packed bits -> float NCHW 0/1 (the inverse of ThresholdPack with Greater 0; unpack_activations on the
+// host). Lets a packed activation feed a BinaryConvolution, whose input is float today.
+class Unpack {
+ public:
+  Unpack(const Runtime& runtime, const Shape& shape);
+  ~Unpack();
+  Unpack(Unpack&&) noexcept;
+  Unpack& operator=(Unpack&&) noexcept;
+  const Shape& shape() const;
+  cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
+                    const std::vector<cl::Event>* wait = nullptr);
+  std::vector<float> run(const std::uint32_t* words);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Float NCHW -> float NCHW, out = fma(scale[c], y, bias[c]) (one rounding; equal to reference_scale_bias on
+// devices that keep subnormals, CL_FP_DENORM).
+class ScaleBias {
+ public:
+  ScaleBias(const Runtime& runtime, const Shape& shape, const std::vector<float>& scale,
+            const std::vector<float>& bias);
+  ~ScaleBias();
+  ScaleBias(ScaleBias&&) noexcept;
+  ScaleBias& operator=(ScaleBias&&) noexcept;
+  const Shape& shape() const;
+  cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
+                    const std::vector<cl::Event>* wait = nullptr);
+  std::vector<float> run(const float* y);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- max-pooling (OpenVINO MaxPool-1) -------------------------------------------------------------------
+
+enum class RoundingType { Floor, Ceil };
+std::string to_string(RoundingType r);  // "floor", "ceil"
+
+struct PoolAttributes {
+  std::array<int, 2> kernel{2, 2};
+  std::array<int, 2> strides{2, 2};
+  std::array<int, 2> pads_begin{0, 0};
+  std::array<int, 2> pads_end{0, 0};
+  AutoPad auto_pad = AutoPad::Explicit;
+  RoundingType rounding_type = RoundingType::Floor;  // used with auto_pad Explicit only
+};
+
+struct PoolGeometry {
+  Shape input{};
+  Shape output{};
+  std::array<int, 2> pads_begin{};
+  std::array<int, 2> pads_end{};
+};
+
+// Output size per axis (D the input size, k the kernel, s the stride):
+//   explicit, floor: floor((D + pb + pe - k) / s) + 1;  explicit, ceil: ceil((D + pb + pe - k) / s) + 1
+//   valid: pads 0, floor((D - k) / s) + 1
+//   same_upper / same_lower: ceil(D / s), total pad max(0, (out-1)*s + k - D), the smaller half at the
+//   beginning (same_upper) or at the end (same_lower); pads_begin/pads_end are ignored.
+// Pad positions never win (they are not taps). With ceil rounding a window may hold no input position: its
+// binary output is 0 (-1), its float output -FLT_MAX (std::numeric_limits<float>::lowest(), the initial value
+// of OpenVINO's reference). Throws InvalidArgument naming the values for a kernel or stride below 1, negative
+// pads, a kernel larger than the padded input, or a bad shape.
+PoolGeometry validate_pool(const PoolAttributes& attributes, const Shape& input);
+
+// Max of +-1 values is the OR of their bits: packed in, packed out (same channel count).
+class BinaryMaxPool {
+ public:
+  BinaryMaxPool(const Runtime& runtime, const PoolAttributes& attributes, const Shape& input);
+  ~BinaryMaxPool();
+  BinaryMaxPool(BinaryMaxPool&&) noexcept;
+  BinaryMaxPool& operator=(BinaryMaxPool&&) noexcept;
+  const PoolGeometry& geometry() const;
+  Shape output_shape() const;
+  cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
+                    const std::vector<cl::Event>* wait = nullptr);
+  std::vector<std::uint32_t> run(const std::uint32_t* words);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Float32 NCHW max-pool. The maximum is taken on order keys of the bit patterns (exact on every device; -0
+// and +0 tie and the first in row-major window order wins); NaN never wins. Bitwise equal to the reference.
+class MaxPool {
+ public:
+  MaxPool(const Runtime& runtime, const PoolAttributes& attributes, const Shape& input);
+  ~MaxPool();
+  MaxPool(MaxPool&&) noexcept;
+  MaxPool& operator=(MaxPool&&) noexcept;
+  const PoolGeometry& geometry() const;
+  Shape output_shape() const;
+  cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
+                    const std::vector<cl::Event>* wait = nullptr);
+  std::vector<float> run(const float* x);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+std::vector<std::uint32_t> reference_binary_maxpool(const std::uint32_t* words, const Shape& input,
+                                                    const PoolAttributes& attributes);
+std::vector<float> reference_maxpool(const float* x, const Shape& input, const PoolAttributes& attributes);
+
+// ---- binary fully-connected ------------------------------------------------------------------------------
+
+// Packed input of logical shape [N, C, H, W] times binary weights of shape [O, C, H, W] (a Filter: the weight
+// of output o for input (c, y, x) is element ((o*C + c)*H + y)*W + x, i.e. the NCHW flatten c*H*W + y*W + x).
+// With K = C*H*W and P the number of agreeing bits, the float output [N, O, 1, 1] is 2P - K (exact integers,
+// K <= 2^24). With output thresholds (one rule per output, or empty for Greater 0) the output is packed
+// [N, O, 1, 1] instead (the float result thresholded on the device).
+// Local variant (Runtime::variant()): each dot product is split over a work-group, partial popcounts reduced
+// in __local memory (the paper's section 3.2). Global variant: one work-item per output, no __local memory.
+class BinaryFullyConnected {
+ public:
+  BinaryFullyConnected(const Runtime& runtime, const Shape& input, const Filter& weights,
+                       const std::optional<std::vector<Threshold>>& output_thresholds = std::nullopt);
+  ~BinaryFullyConnected();
+  BinaryFullyConnected(BinaryFullyConnected&&) noexcept;
+  BinaryFullyConnected& operator=(BinaryFullyConnected&&) noexcept;
+  Shape input_shape() const;
+  Shape output_shape() const;  // [N, O, 1, 1]
+  bool packed_output() const;
+  // input: packed words; output: float32 [N, O] or packed words.
+  cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
+                    const std::vector<cl::Event>* wait = nullptr);
+  std::vector<float> run(const std::uint32_t* words);                 // float output only
+  std::vector<std::uint32_t> run_packed(const std::uint32_t* words);  // packed output only
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// 2P - K per output, from the bits themselves (independent of the device's weight layout).
+std::vector<float> reference_binary_fully_connected(const std::uint32_t* words, const Shape& input,
+                                                    const Filter& weights);
+
+}  // namespace xnorcl

@@ -1,0 +1,122 @@
+// A small binarized network: layers chained on one Runtime's queue, device buffers between them, no host
+// round-trip (every kernel waits on the previous one's event), and the paper's vehicle classifier.
+//
+// Activations between layers are float32 NCHW or packed bits (xnorcl/packed.hpp). What each layer takes:
+//   Convolution     float in -> float out (BinaryConvolution). A packed input is first unpacked to 0/1 floats
+//                   on the device (an Unpack launch), so such a convolution must have empty input_thresholds.
+//                   TODO(issue 7, next sitting): BinaryConvolution reads packed input directly and writes
+//                   packed output through a fused threshold epilogue; the Unpack + ThresholdPack launches
+//                   then disappear from the chain.
+//   Threshold       float in -> packed out (ThresholdPack; fold_batch_norm gives the rules of a
+//   batch-norm+sign) ScaleBias       float in -> float out MaxPool         packed in -> packed out
+//   (BinaryMaxPool, OR of bits) or float -> float (MaxPool) FullyConnected  packed in -> float out [N, O, 1,
+//   1] (BinaryFullyConnected); weights shape [O, C, H, W] of
+//                   its input, NCHW flatten order.
+// The network's input is float32 NCHW.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "xnorcl/binary_convolution.hpp"
+#include "xnorcl/filter.hpp"
+#include "xnorcl/layers.hpp"
+#include "xnorcl/packed.hpp"
+#include "xnorcl/runtime.hpp"
+#include "xnorcl/shape.hpp"
+
+namespace xnorcl {
+
+struct ConvolutionLayer {
+  BinaryConvolution::Attributes attributes;
+  Filter filter;
+};
+struct ThresholdLayer {
+  std::vector<Threshold> rules;  // one per channel, or empty for Greater 0
+};
+struct ScaleBiasLayer {
+  std::vector<float> scale, bias;
+};
+struct MaxPoolLayer {
+  PoolAttributes attributes;
+};
+struct FullyConnectedLayer {
+  Filter weights;
+};
+using Layer =
+    std::variant<ConvolutionLayer, ThresholdLayer, ScaleBiasLayer, MaxPoolLayer, FullyConnectedLayer>;
+std::string layer_name(const Layer& layer);  // "convolution", "threshold", ...
+
+struct NetworkSpec {
+  Shape input{};  // float32 NCHW
+  std::vector<Layer> layers;
+};
+
+// One activation on the host: float values (NCHW) or packed words, of a logical NCHW shape.
+struct Activation {
+  Shape shape{};
+  bool packed = false;
+  std::vector<float> values;         // when !packed
+  std::vector<std::uint32_t> words;  // when packed
+  double ones_fraction() const;      // packed: set bits / (N*C*H*W)
+};
+
+// The host reference network: every layer's output in order (the last is the network's output), computed with
+// reference_binary_convolution, pack_activations, reference_scale_bias, reference_binary_maxpool,
+// reference_maxpool and reference_binary_fully_connected. Validates like Network.
+std::vector<Activation> reference_network(const NetworkSpec& spec, const float* x);
+
+class Network {
+ public:
+  // Validates the chain (InvalidArgument naming the layer index and the problem), creates every layer's
+  // kernels and the intermediate device buffers.
+  Network(const Runtime& runtime, const NetworkSpec& spec);
+  ~Network();
+  Network(Network&&) noexcept;
+  Network& operator=(Network&&) noexcept;
+
+  const NetworkSpec& spec() const;
+  Shape output_shape() const;
+  bool output_packed() const;
+  std::size_t output_bytes() const;
+  // Device-resident: input float32 NCHW, output float32 or packed words. Returns the last kernel's event.
+  cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
+                    const std::vector<cl::Event>* wait = nullptr);
+  // Host in (N*C*H*W floats), host out.
+  Activation run(const float* x);
+  // Runs and reads back every layer's output (for tests and debugging).
+  std::vector<Activation> run_trace(const float* x);
+  // Device time per launch of the last enqueue/run ("<index>:<layer> <kernel>").
+  std::vector<StageTime> last_stage_times() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The network file format (docs/weights_format.md). serialize/parse work on bytes; save writes a temporary
+// file and renames it; load and parse throw InvalidArgument naming the offset for a malformed file (the layer
+// chain itself is validated when a Network or reference_network uses the spec).
+std::string serialize_network(const NetworkSpec& spec);
+NetworkSpec parse_network(const std::string& bytes);
+void save_network(const NetworkSpec& spec, const std::string& path);
+NetworkSpec load_network(const std::string& path);
+
+// The paper's vehicle classifier (sections 2-3): input [batch, 3, 96, 96] thresholded per channel (RGB
+// thresholding) inside conv1; conv 32@5x5 pad 2 -> threshold -> max-pool 2x2 -> conv 32@5x5 pad 2 ->
+// threshold -> max-pool 2x2 -> FC 18432->100 -> threshold -> FC 100->100 -> threshold -> FC 100->4 (float
+// logits). Convolutions use pad_value -1 (the paper's zero-initialised shared memory packs pad taps as bit
+// 0). Weights are random from `seed`. Thresholds are calibrated on the host reference with a seeded
+// calibration batch of `calibration_images` images (pixels 0..255): the input thresholds are each colour
+// channel's median, every Threshold layer's rule for a channel is the (lower) median of that channel's values
+// over the batch (over N*H*W values for conv outputs, over N values for FC outputs).
+struct VehicleClassifier {
+  NetworkSpec spec;                      // input [batch, 3, 96, 96]
+  std::vector<float> calibration_input;  // [calibration_images, 3, 96, 96]
+  Shape calibration_shape{};
+};
+VehicleClassifier vehicle_classifier(std::uint64_t seed, std::int64_t batch = 1, int calibration_images = 3);
+
+}  // namespace xnorcl

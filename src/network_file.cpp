@@ -1,0 +1,258 @@
+// The network file format of docs/weights_format.md: save_network and load_network.
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <type_traits>
+
+#include "layer_common.hpp"
+#include "xnorcl/error.hpp"
+#include "xnorcl/network.hpp"
+
+namespace xnorcl {
+namespace {
+
+constexpr char kMagic[8] = {'X', 'N', 'O', 'R', 'N', 'E', 'T', '1'};
+constexpr std::uint32_t kVersion = 1;
+
+template <class T>
+using Unsigned = std::conditional_t<sizeof(T) == 8, std::uint64_t,
+                                    std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint8_t>>;
+
+class Writer {
+ public:
+  template <class T>
+  void put(T v) {
+    // Little-endian whatever the host: byte by byte from the value's unsigned representation.
+    Unsigned<T> u;
+    std::memcpy(&u, &v, sizeof(T));
+    for (std::size_t i = 0; i < sizeof(T); ++i) bytes.push_back(static_cast<char>((u >> (8 * i)) & 0xff));
+  }
+  void pair(const std::array<int, 2>& a) {
+    put<std::int32_t>(a[0]);
+    put<std::int32_t>(a[1]);
+  }
+  void shape(const Shape& s) {
+    for (std::int64_t d : s) put<std::int64_t>(d);
+  }
+  void filter(const Filter& f) {
+    shape(f.shape());
+    const auto& b = f.msb_first_bytes();
+    bytes.insert(bytes.end(), b.begin(), b.end());
+  }
+  std::string bytes;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string data) : data_(std::move(data)) {}
+  template <class T>
+  T get(const char* what) {
+    need(sizeof(T), what);
+    std::uint64_t wide = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+      wide |= std::uint64_t(static_cast<unsigned char>(data_[at_ + i])) << (8 * i);
+    const Unsigned<T> u = static_cast<Unsigned<T>>(wide);
+    at_ += sizeof(T);
+    T v;
+    std::memcpy(&v, &u, sizeof(T));
+    return v;
+  }
+  std::array<int, 2> pair(const char* what) {
+    const std::int32_t a = get<std::int32_t>(what);
+    return {a, get<std::int32_t>(what)};
+  }
+  std::uint32_t count(const char* what) {
+    const std::uint32_t n = get<std::uint32_t>(what);
+    if (n > (1u << 28)) fail(std::string(what) + " = " + std::to_string(n) + " is absurd");
+    return n;
+  }
+  std::uint32_t enumeration(const char* what, std::uint32_t limit) {
+    const std::uint32_t v = get<std::uint32_t>(what);
+    if (v >= limit) fail(std::string(what) + " = " + std::to_string(v) + " is not a known value");
+    return v;
+  }
+  Shape shape(const char* what) {
+    Shape s{};
+    std::int64_t n = 1;
+    for (auto& d : s) {
+      d = get<std::int64_t>(what);
+      if (d <= 0 || d > INT32_MAX || n > (std::int64_t(1) << 31) / d) {
+        fail(std::string(what) + " has a dimension " + std::to_string(d) +
+             " that is not positive or too large");
+      }
+      n *= d;
+    }
+    return s;
+  }
+  Filter filter(const char* what) {
+    const Shape s = shape(what);
+    const std::size_t n = static_cast<std::size_t>((detail::element_count(s) + 7) / 8);
+    need(n, what);
+    const auto* p = reinterpret_cast<const std::uint8_t*>(data_.data() + at_);
+    at_ += n;
+    return Filter::from_packed(p, n, s, BitOrder::MsbFirst);
+  }
+  [[noreturn]] void fail(const std::string& message) const {
+    throw InvalidArgument("network file, offset " + std::to_string(at_) + ": " + message);
+  }
+  void need(std::size_t n, const char* what) const {
+    if (data_.size() - at_ < n) {
+      fail(std::string(what) + " needs " + std::to_string(n) + " bytes, " +
+           std::to_string(data_.size() - at_) + " are left");
+    }
+  }
+  bool done() const { return at_ == data_.size(); }
+  std::size_t left() const { return data_.size() - at_; }
+
+ private:
+  std::string data_;
+  std::size_t at_ = 0;
+};
+
+std::uint32_t auto_pad_code(AutoPad p) {
+  switch (p) {
+    case AutoPad::Explicit:
+      return 0;
+    case AutoPad::SameUpper:
+      return 1;
+    case AutoPad::SameLower:
+      return 2;
+    case AutoPad::Valid:
+      return 3;
+  }
+  return 0;
+}
+const AutoPad kAutoPads[] = {AutoPad::Explicit, AutoPad::SameUpper, AutoPad::SameLower, AutoPad::Valid};
+
+}  // namespace
+
+std::string serialize_network(const NetworkSpec& spec) {
+  Writer w;
+  w.bytes.append(kMagic, sizeof kMagic);
+  w.put<std::uint32_t>(kVersion);
+  w.shape(spec.input);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(spec.layers.size()));
+  for (const Layer& layer : spec.layers) {
+    w.put<std::uint32_t>(static_cast<std::uint32_t>(layer.index()));
+    if (const auto* c = std::get_if<ConvolutionLayer>(&layer)) {
+      const auto& a = c->attributes;
+      w.pair(a.strides);
+      w.pair(a.pads_begin);
+      w.pair(a.pads_end);
+      w.pair(a.dilations);
+      w.put<std::uint32_t>(auto_pad_code(a.auto_pad));
+      w.put<float>(a.pad_value);
+      w.put<std::uint32_t>(static_cast<std::uint32_t>(a.input_thresholds.size()));
+      for (float t : a.input_thresholds) w.put<float>(t);
+      w.filter(c->filter);
+    } else if (const auto* t = std::get_if<ThresholdLayer>(&layer)) {
+      w.put<std::uint32_t>(static_cast<std::uint32_t>(t->rules.size()));
+      for (const Threshold& r : t->rules) {
+        w.put<float>(r.value);
+        w.put<std::uint32_t>(static_cast<std::uint32_t>(r.mode));
+      }
+    } else if (const auto* s = std::get_if<ScaleBiasLayer>(&layer)) {
+      if (s->scale.size() != s->bias.size())
+        throw InvalidArgument("save_network: scale and bias sizes differ");
+      w.put<std::uint32_t>(static_cast<std::uint32_t>(s->scale.size()));
+      for (float v : s->scale) w.put<float>(v);
+      for (float v : s->bias) w.put<float>(v);
+    } else if (const auto* p = std::get_if<MaxPoolLayer>(&layer)) {
+      const auto& a = p->attributes;
+      w.pair(a.kernel);
+      w.pair(a.strides);
+      w.pair(a.pads_begin);
+      w.pair(a.pads_end);
+      w.put<std::uint32_t>(auto_pad_code(a.auto_pad));
+      w.put<std::uint32_t>(a.rounding_type == RoundingType::Ceil ? 1 : 0);
+    } else if (const auto* f = std::get_if<FullyConnectedLayer>(&layer)) {
+      w.filter(f->weights);
+    }
+  }
+  return w.bytes;
+}
+
+NetworkSpec parse_network(const std::string& bytes) {
+  Reader r(bytes);
+  r.need(sizeof kMagic, "the magic");
+  if (bytes.compare(0, sizeof kMagic, kMagic, sizeof kMagic) != 0)
+    r.fail("not an xnorcl network file (magic)");
+  for (std::size_t i = 0; i < sizeof kMagic; ++i) r.get<std::uint8_t>("the magic");
+  const std::uint32_t version = r.get<std::uint32_t>("the version");
+  if (version != kVersion) r.fail("version " + std::to_string(version) + ", this library reads version 1");
+  NetworkSpec spec;
+  spec.input = r.shape("the input shape");
+  const std::uint32_t layers = r.count("the layer count");
+  for (std::uint32_t i = 0; i < layers; ++i) {
+    const std::uint32_t kind = r.enumeration("a layer kind", 5);
+    if (kind == 0) {
+      BinaryConvolution::Attributes a;
+      a.strides = r.pair("strides");
+      a.pads_begin = r.pair("pads_begin");
+      a.pads_end = r.pair("pads_end");
+      a.dilations = r.pair("dilations");
+      a.auto_pad = kAutoPads[r.enumeration("auto_pad", 4)];
+      a.pad_value = r.get<float>("pad_value");
+      a.input_thresholds.resize(r.count("the threshold count"));
+      for (float& t : a.input_thresholds) t = r.get<float>("a threshold");
+      Filter f = r.filter("the filter");
+      spec.layers.push_back(ConvolutionLayer{a, std::move(f)});
+    } else if (kind == 1) {
+      ThresholdLayer t;
+      t.rules.resize(r.count("the rule count"));
+      for (Threshold& rule : t.rules) {
+        rule.value = r.get<float>("a threshold");
+        rule.mode = static_cast<ThresholdMode>(r.enumeration("a threshold mode", 4));
+      }
+      spec.layers.push_back(std::move(t));
+    } else if (kind == 2) {
+      ScaleBiasLayer s;
+      s.scale.resize(r.count("the channel count"));
+      s.bias.resize(s.scale.size());
+      for (float& v : s.scale) v = r.get<float>("a scale");
+      for (float& v : s.bias) v = r.get<float>("a bias");
+      spec.layers.push_back(std::move(s));
+    } else if (kind == 3) {
+      PoolAttributes a;
+      a.kernel = r.pair("kernel");
+      a.strides = r.pair("strides");
+      a.pads_begin = r.pair("pads_begin");
+      a.pads_end = r.pair("pads_end");
+      a.auto_pad = kAutoPads[r.enumeration("auto_pad", 4)];
+      a.rounding_type = r.enumeration("rounding_type", 2) == 1 ? RoundingType::Ceil : RoundingType::Floor;
+      spec.layers.push_back(MaxPoolLayer{a});
+    } else {
+      spec.layers.push_back(FullyConnectedLayer{r.filter("the weights")});
+    }
+  }
+  if (!r.done()) r.fail(std::to_string(r.left()) + " trailing bytes after the last layer");
+  return spec;
+}
+
+void save_network(const NetworkSpec& spec, const std::string& path) {
+  const std::string bytes = serialize_network(spec);
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out.flush()) throw Error("save_network: cannot write " + temporary);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw Error("save_network: cannot rename " + temporary + " to " + path);
+  }
+}
+
+NetworkSpec load_network(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InvalidArgument("load_network: cannot open " + path);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return parse_network(bytes);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(path + ": " + e.what());
+  }
+}
+
+}  // namespace xnorcl

@@ -1,0 +1,202 @@
+// ThresholdPack, Unpack and ScaleBias: launchers of cl_kernels/threshold_pack.cl.
+#include <string>
+
+#include "layer_common.hpp"
+#include "xnorcl/layers.hpp"
+
+namespace xnorcl {
+
+using detail::check_buffer;
+using detail::check_layer_shape;
+using detail::element_count;
+using detail::enqueue_linear;
+using detail::set_args;
+
+// ---- ThresholdPack
+// ------------------------------------------------------------------------------------------
+
+struct ThresholdPack::Impl {
+  Runtime runtime;
+  Shape shape{};
+  cl::Kernel kernel;
+  std::size_t wg = 1;
+  cl::Buffer keys, modes;
+  int C = 0, HW = 0, Cw = 0, total = 0;
+};
+
+ThresholdPack::ThresholdPack(const Runtime& runtime, const Shape& shape,
+                             const std::vector<Threshold>& rules) {
+  const auto& s = detail::runtime_state(runtime, "ThresholdPack");
+  check_layer_shape(shape, "ThresholdPack");
+  if (!rules.empty() && static_cast<std::int64_t>(rules.size()) != shape[1]) {
+    throw InvalidArgument("ThresholdPack: " + std::to_string(rules.size()) + " threshold rules for " +
+                          std::to_string(shape[1]) + " channels (shape " + to_string(shape) +
+                          "); give 0 or C");
+  }
+  std::vector<cl_uint> keys(static_cast<std::size_t>(shape[1]), detail::float_order_key(0.0f));
+  std::vector<cl_uint> modes(static_cast<std::size_t>(shape[1]), 0u);
+  for (std::size_t c = 0; c < rules.size(); ++c) {
+    const Threshold& r = rules[c];
+    if ((r.mode == ThresholdMode::Greater || r.mode == ThresholdMode::Less) &&
+        detail::float_is_nan(r.value)) {
+      throw InvalidArgument("ThresholdPack: the threshold of channel " + std::to_string(c) + " is NaN");
+    }
+    keys[c] = detail::float_order_key(r.value);
+    modes[c] = static_cast<cl_uint>(r.mode);
+  }
+  auto m = std::make_unique<Impl>(Impl{runtime, shape, {}, s->threshold_work_group, {}, {}, 0, 0, 0, 0});
+  m->C = static_cast<int>(shape[1]);
+  m->HW = static_cast<int>(shape[2] * shape[3]);
+  m->Cw = static_cast<int>(packed_words_per_pixel(shape[1]));
+  m->total = static_cast<int>(packed_word_count(shape));
+  m->kernel = detail::make_kernel(s->threshold_pack, "threshold_pack", s->device, m->wg);
+  detail::cl_call(
+      [&] {
+        m->keys =
+            cl::Buffer(s->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, keys.size() * 4, keys.data());
+        m->modes =
+            cl::Buffer(s->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, modes.size() * 4, modes.data());
+      },
+      "allocating the rules of a ThresholdPack");
+  impl_ = std::move(m);
+}
+
+ThresholdPack::~ThresholdPack() = default;
+ThresholdPack::ThresholdPack(ThresholdPack&&) noexcept = default;
+ThresholdPack& ThresholdPack::operator=(ThresholdPack&&) noexcept = default;
+const Shape& ThresholdPack::shape() const {
+  return impl_->shape;
+}
+std::size_t ThresholdPack::input_bytes() const {
+  return static_cast<std::size_t>(element_count(impl_->shape)) * 4;
+}
+std::size_t ThresholdPack::output_bytes() const {
+  return static_cast<std::size_t>(packed_word_count(impl_->shape)) * 4;
+}
+
+cl::Event ThresholdPack::enqueue(const cl::Buffer& input, const cl::Buffer& output,
+                                 const std::vector<cl::Event>* wait) {
+  Impl& m = *impl_;
+  check_buffer(input, input_bytes(),
+               "ThresholdPack::enqueue: the input (float32 " + to_string(m.shape) + ")");
+  check_buffer(output, output_bytes(),
+               "ThresholdPack::enqueue: the output (packed " + to_string(m.shape) + ")");
+  set_args(m.kernel, "threshold_pack", input, output, m.keys, m.modes, cl_int(m.C), cl_int(m.HW),
+           cl_int(m.Cw), cl_int(m.total));
+  return enqueue_linear(m.runtime.state()->queue, m.kernel, static_cast<std::size_t>(m.total), m.wg, wait,
+                        "threshold_pack");
+}
+
+std::vector<std::uint32_t> ThresholdPack::run(const float* y) {
+  return detail::run_on_device<std::uint32_t>(
+      *impl_->runtime.state(), y, static_cast<std::size_t>(element_count(impl_->shape)),
+      static_cast<std::size_t>(packed_word_count(impl_->shape)),
+      [&](const cl::Buffer& in, const cl::Buffer& out) { return enqueue(in, out); }, "ThresholdPack::run");
+}
+
+// ---- Unpack
+// ----------------------------------------------------------------------------------------------------
+
+struct Unpack::Impl {
+  Runtime runtime;
+  Shape shape{};
+  cl::Kernel kernel;
+  std::size_t wg = 1;
+};
+
+Unpack::Unpack(const Runtime& runtime, const Shape& shape) {
+  const auto& s = detail::runtime_state(runtime, "Unpack");
+  check_layer_shape(shape, "Unpack");
+  auto m = std::make_unique<Impl>(Impl{runtime, shape, {}, s->threshold_work_group});
+  m->kernel = detail::make_kernel(s->threshold_pack, "unpack_bits", s->device, m->wg);
+  impl_ = std::move(m);
+}
+Unpack::~Unpack() = default;
+Unpack::Unpack(Unpack&&) noexcept = default;
+Unpack& Unpack::operator=(Unpack&&) noexcept = default;
+const Shape& Unpack::shape() const {
+  return impl_->shape;
+}
+
+cl::Event Unpack::enqueue(const cl::Buffer& input, const cl::Buffer& output,
+                          const std::vector<cl::Event>* wait) {
+  Impl& m = *impl_;
+  const std::int64_t total = element_count(m.shape);
+  check_buffer(input, std::uint64_t(packed_word_count(m.shape)) * 4,
+               "Unpack::enqueue: the input (packed " + to_string(m.shape) + ")");
+  check_buffer(output, std::uint64_t(total) * 4,
+               "Unpack::enqueue: the output (float32 " + to_string(m.shape) + ")");
+  set_args(m.kernel, "unpack_bits", input, output, cl_int(m.shape[1]), cl_int(m.shape[2] * m.shape[3]),
+           cl_int(packed_words_per_pixel(m.shape[1])), cl_int(total));
+  return enqueue_linear(m.runtime.state()->queue, m.kernel, static_cast<std::size_t>(total), m.wg, wait,
+                        "unpack_bits");
+}
+
+std::vector<float> Unpack::run(const std::uint32_t* words) {
+  return detail::run_on_device<float>(
+      *impl_->runtime.state(), words, static_cast<std::size_t>(packed_word_count(impl_->shape)),
+      static_cast<std::size_t>(element_count(impl_->shape)),
+      [&](const cl::Buffer& in, const cl::Buffer& out) { return enqueue(in, out); }, "Unpack::run");
+}
+
+// ---- ScaleBias
+// ---------------------------------------------------------------------------------------------
+
+struct ScaleBias::Impl {
+  Runtime runtime;
+  Shape shape{};
+  cl::Kernel kernel;
+  std::size_t wg = 1;
+  cl::Buffer scale, bias;
+};
+
+ScaleBias::ScaleBias(const Runtime& runtime, const Shape& shape, const std::vector<float>& scale,
+                     const std::vector<float>& bias) {
+  const auto& s = detail::runtime_state(runtime, "ScaleBias");
+  check_layer_shape(shape, "ScaleBias");
+  fold_batch_norm(scale, bias);  // the same checks: sizes, finite values
+  if (static_cast<std::int64_t>(scale.size()) != shape[1]) {
+    throw InvalidArgument("ScaleBias: " + std::to_string(scale.size()) + " scales for " +
+                          std::to_string(shape[1]) + " channels (shape " + to_string(shape) + ")");
+  }
+  auto m = std::make_unique<Impl>(Impl{runtime, shape, {}, s->threshold_work_group, {}, {}});
+  m->kernel = detail::make_kernel(s->threshold_pack, "scale_bias", s->device, m->wg);
+  detail::cl_call(
+      [&] {
+        m->scale = cl::Buffer(s->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, scale.size() * 4,
+                              const_cast<float*>(scale.data()));
+        m->bias = cl::Buffer(s->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bias.size() * 4,
+                             const_cast<float*>(bias.data()));
+      },
+      "allocating the scale and bias of a ScaleBias");
+  impl_ = std::move(m);
+}
+ScaleBias::~ScaleBias() = default;
+ScaleBias::ScaleBias(ScaleBias&&) noexcept = default;
+ScaleBias& ScaleBias::operator=(ScaleBias&&) noexcept = default;
+const Shape& ScaleBias::shape() const {
+  return impl_->shape;
+}
+
+cl::Event ScaleBias::enqueue(const cl::Buffer& input, const cl::Buffer& output,
+                             const std::vector<cl::Event>* wait) {
+  Impl& m = *impl_;
+  const std::int64_t total = element_count(m.shape);
+  check_buffer(input, std::uint64_t(total) * 4,
+               "ScaleBias::enqueue: the input (float32 " + to_string(m.shape) + ")");
+  check_buffer(output, std::uint64_t(total) * 4,
+               "ScaleBias::enqueue: the output (float32 " + to_string(m.shape) + ")");
+  set_args(m.kernel, "scale_bias", input, output, m.scale, m.bias, cl_int(m.shape[1]),
+           cl_int(m.shape[2] * m.shape[3]), cl_int(total));
+  return enqueue_linear(m.runtime.state()->queue, m.kernel, static_cast<std::size_t>(total), m.wg, wait,
+                        "scale_bias");
+}
+
+std::vector<float> ScaleBias::run(const float* y) {
+  const std::size_t n = static_cast<std::size_t>(element_count(impl_->shape));
+  return detail::run_on_device<float>(
+      *impl_->runtime.state(), y, n, n,
+      [&](const cl::Buffer& in, const cl::Buffer& out) { return enqueue(in, out); }, "ScaleBias::run");
+}
+
+}  // namespace xnorcl

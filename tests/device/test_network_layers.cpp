@@ -1,0 +1,222 @@
+// The network layers' kernels against their host references on randomized shapes, on both variants.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "conv_case.hpp"
+#include "device_checks.hpp"
+#include "device_support.hpp"
+
+namespace xnorcl::test {
+namespace {
+
+const float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+Shape random_shape(Rng& rng) {
+  static const std::vector<int> channels = {1, 3, 5, 31, 32, 33, 64, 70};
+  return Shape{rng.uniform(1, 2), rng.pick(channels), rng.uniform(1, 7), rng.uniform(1, 7)};
+}
+
+std::int64_t count(const Shape& s) {
+  return s[0] * s[1] * s[2] * s[3];
+}
+
+// Floats with specials and exact hits of the thresholds (the equality case).
+std::vector<float> random_values(Rng& rng, const Shape& s, const std::vector<Threshold>& rules) {
+  std::vector<float> y(static_cast<std::size_t>(count(s)));
+  const std::vector<float> specials = {0.0f, -0.0f, from_bits(1u), from_bits(0x80000001u),
+                                       kInf, -kInf, kNaN,          from_bits(0x007fffffu)};
+  const std::int64_t plane = s[2] * s[3];
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const int r = rng.uniform(0, 9);
+    const std::size_t c = static_cast<std::size_t>((static_cast<std::int64_t>(i) / plane) % s[1]);
+    if (r < 2 && !rules.empty()) {
+      y[i] = rules[c].value;
+    } else if (r < 3) {
+      y[i] = rng.pick(specials);
+    } else {
+      y[i] = static_cast<float>(rng.uniform(-8, 8)) * 0.25f;
+    }
+  }
+  return y;
+}
+
+std::vector<Threshold> random_rules(Rng& rng, std::int64_t channels) {
+  std::vector<Threshold> rules(static_cast<std::size_t>(channels));
+  for (Threshold& r : rules) {
+    r.value = static_cast<float>(rng.uniform(-6, 6)) * 0.25f;
+    if (rng.chance(10)) r.value = rng.chance(50) ? -0.0f : from_bits(1u);
+    const int m = rng.uniform(0, 9);
+    r.mode = m < 5   ? ThresholdMode::Greater
+             : m < 8 ? ThresholdMode::Less
+             : m < 9 ? ThresholdMode::AlwaysZero
+                     : ThresholdMode::AlwaysOne;
+  }
+  return rules;
+}
+
+void threshold_pack_matches_reference(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  Rng rng(100);
+  for (int trial = 0; trial < 24; ++trial) {
+    const Shape s = random_shape(rng);
+    const std::vector<Threshold> rules = trial % 6 == 0 ? std::vector<Threshold>{} : random_rules(rng, s[1]);
+    const std::vector<float> y = random_values(rng, s, rules);
+    INFO("trial " << trial << " shape " << to_string(s));
+    ThresholdPack k(rt, s, rules);
+    const std::vector<std::uint32_t> got = k.run(y.data());
+    const std::vector<std::uint32_t> want = pack_activations(y.data(), s, rules);
+    REQUIRE(got == want);
+    Unpack u(rt, s);
+    REQUIRE(same_bits(u.run(got.data()), unpack_activations(want.data(), s)));
+  }
+}
+
+void folded_batch_norm_on_device(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  // Channels: scale > 0, < 0, +0 with bias > 0, -0 with bias 0; values hit each threshold exactly.
+  const std::vector<float> scale{2.0f, -4.0f, 0.0f, -0.0f}, bias{1.0f, 2.0f, 1.0f, 0.0f};
+  const std::vector<Threshold> rules = fold_batch_norm(scale, bias);
+  const Shape s{1, 4, 1, 5};
+  const std::vector<float> y = {-0.5f, -1.0f, 0.0f, kNaN, 1.0f, 0.5f, 0.0f,  1.0f, -kInf, kNaN,
+                                3.0f,  -3.0f, kNaN, 0.0f, 1.0f, 3.0f, -3.0f, 0.0f, kInf,  kNaN};
+  ThresholdPack k(rt, s, rules);
+  const std::vector<std::uint32_t> got = k.run(y.data());
+  REQUIRE(got == pack_activations(y.data(), s, rules));
+  // Pixel x, channel c: c0 is y > -0.5, c1 is y < 0.5, c2 is 1 (but NaN), c3 is 0.
+  REQUIRE(got == std::vector<std::uint32_t>{0b0100u, 0b0110u, 0b0001u, 0b0110u, 0b0101u});
+
+  ScaleBias sb(rt, s, scale, bias);
+  // NaN and infinite inputs are left out: fma may return another NaN payload than the host's fmaf.
+  std::vector<float> finite = y;
+  for (float& v : finite)
+    if (std::isnan(v) || std::isinf(v)) v = 0.75f;
+  REQUIRE(same_bits(sb.run(finite.data()), reference_scale_bias(finite.data(), s, scale, bias)));
+}
+
+void scale_bias_matches_reference(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  Rng rng(200);
+  for (int trial = 0; trial < 8; ++trial) {
+    const Shape s = random_shape(rng);
+    std::vector<float> scale(static_cast<std::size_t>(s[1])), bias(scale.size());
+    for (float& v : scale) v = (rng.unit() - 0.5f) * 8.0f;
+    for (float& v : bias) v = (rng.unit() - 0.5f) * 8.0f;
+    std::vector<float> y(static_cast<std::size_t>(count(s)));
+    for (float& v : y) v = (rng.unit() - 0.5f) * 100.0f;
+    INFO("trial " << trial << " shape " << to_string(s));
+    ScaleBias k(rt, s, scale, bias);
+    REQUIRE(same_bits(k.run(y.data()), reference_scale_bias(y.data(), s, scale, bias)));
+  }
+}
+
+PoolAttributes random_pool(Rng& rng) {
+  PoolAttributes a;
+  a.kernel = {rng.uniform(1, 3), rng.uniform(1, 3)};
+  a.strides = {rng.uniform(1, 3), rng.uniform(1, 3)};
+  a.pads_begin = {rng.uniform(0, 2), rng.uniform(0, 2)};
+  a.pads_end = {rng.uniform(0, 2), rng.uniform(0, 2)};
+  a.rounding_type = rng.chance(50) ? RoundingType::Ceil : RoundingType::Floor;
+  a.auto_pad = rng.pick(std::vector<AutoPad>{AutoPad::Explicit, AutoPad::Explicit, AutoPad::Explicit,
+                                             AutoPad::SameUpper, AutoPad::SameLower, AutoPad::Valid});
+  return a;
+}
+
+void maxpool_matches_reference(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  Rng rng(300);
+  int checked = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const Shape s = random_shape(rng);
+    const PoolAttributes a = random_pool(rng);
+    try {
+      validate_pool(a, s);
+    } catch (const InvalidArgument&) {
+      REQUIRE_THROWS_AS(BinaryMaxPool(rt, a, s), InvalidArgument);
+      continue;
+    }
+    INFO("trial " << trial << " shape " << to_string(s) << " kernel " << a.kernel[0] << "x" << a.kernel[1]
+                  << " strides " << a.strides[0] << "," << a.strides[1] << " pads " << a.pads_begin[0] << ","
+                  << a.pads_begin[1] << "/" << a.pads_end[0] << "," << a.pads_end[1] << " "
+                  << to_string(a.auto_pad) << " " << to_string(a.rounding_type));
+    const std::vector<float> y = random_values(rng, s, {});
+    const std::vector<std::uint32_t> words = pack_activations(y.data(), s);
+    BinaryMaxPool bp(rt, a, s);
+    REQUIRE(bp.run(words.data()) == reference_binary_maxpool(words.data(), s, a));
+    MaxPool fp(rt, a, s);
+    REQUIRE(same_bits(fp.run(y.data()), reference_maxpool(y.data(), s, a)));
+    ++checked;
+  }
+  REQUIRE(checked >= 20);
+}
+
+void fully_connected_matches_reference(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  Rng rng(400);
+  for (int trial = 0; trial < 12; ++trial) {
+    const Shape s = trial == 0 ? Shape{1, 32, 24, 24} : random_shape(rng);  // trial 0: the paper's FC input
+    const std::int64_t O = trial == 0 ? 100 : rng.uniform(1, 70);
+    std::vector<float> y(static_cast<std::size_t>(count(s)));
+    for (float& v : y) v = rng.chance(50) ? 1.0f : -1.0f;
+    const std::vector<std::uint32_t> x = pack_activations(y.data(), s);
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>((O * s[1] * s[2] * s[3] + 7) / 8));
+    for (auto& b : bytes) b = static_cast<std::uint8_t>(rng.next() >> 56);
+    const Filter w =
+        Filter::from_packed(bytes.data(), bytes.size(), Shape{O, s[1], s[2], s[3]}, BitOrder::LsbFirst);
+    INFO("trial " << trial << " input " << to_string(s) << " outputs " << O);
+    const std::vector<float> want = reference_binary_fully_connected(x.data(), s, w);
+    BinaryFullyConnected fc(rt, s, w);
+    REQUIRE(fc.output_shape() == Shape{s[0], O, 1, 1});
+    REQUIRE(same_bits(fc.run(x.data()), want));
+    // Packed output: the float result thresholded on the device.
+    const std::vector<Threshold> rules = random_rules(rng, O);
+    BinaryFullyConnected packed(rt, s, w, rules);
+    REQUIRE(packed.packed_output());
+    REQUIRE(packed.run_packed(x.data()) == pack_activations(want.data(), Shape{s[0], O, 1, 1}, rules));
+    REQUIRE_THROWS_AS(packed.run(x.data()), InvalidArgument);
+  }
+}
+
+void bad_arguments_are_refused(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  REQUIRE_THROWS_WITH(ThresholdPack(rt, Shape{1, 3, 2, 2}, greater_than({1.0f})),
+                      Catch::Contains("1 threshold rules for 3 channels"));
+  REQUIRE_THROWS_WITH(ThresholdPack(rt, Shape{1, 3, 0, 2}, {}), Catch::Contains("1x3x0x2"));
+  REQUIRE_THROWS_AS(ScaleBias(rt, Shape{1, 2, 1, 1}, {1.0f}, {1.0f}), InvalidArgument);
+  PoolAttributes a;
+  a.kernel = {5, 5};
+  REQUIRE_THROWS_WITH(BinaryMaxPool(rt, a, Shape{1, 3, 4, 4}), Catch::Contains("(dim: 5)"));
+  std::vector<std::uint8_t> bytes(64, 0xff);
+  const Filter w = Filter::from_packed(bytes.data(), bytes.size(), Shape{2, 3, 4, 4}, BitOrder::MsbFirst);
+  REQUIRE_THROWS_WITH(BinaryFullyConnected(rt, Shape{1, 3, 4, 5}, w), Catch::Contains("[O, C, H, W]"));
+  // Buffers smaller than the shapes need, refused before any device work.
+  ThresholdPack k(rt, Shape{1, 33, 2, 2}, {});
+  cl::Buffer small(rt.context(), CL_MEM_READ_WRITE, 16);
+  cl::Buffer big(rt.context(), CL_MEM_READ_WRITE, 4096);
+  REQUIRE_THROWS_WITH(k.enqueue(small, big), Catch::Contains("holds 16 bytes, it needs 528"));
+  REQUIRE_THROWS_WITH(k.enqueue(big, small), Catch::Contains("holds 16 bytes, it needs 32"));
+  REQUIRE_THROWS_AS(k.enqueue(cl::Buffer(), big), InvalidArgument);
+  REQUIRE_THROWS_AS(k.run(nullptr), InvalidArgument);
+}
+
+}  // namespace
+
+XNORCL_VARIANT_TEST("threshold_pack and unpack_bits equal the host packing", "[layers]",
+                    threshold_pack_matches_reference)
+XNORCL_VARIANT_TEST("folded batch-norm thresholds on the device, equality and NaN", "[layers]",
+                    folded_batch_norm_on_device)
+XNORCL_VARIANT_TEST("scale_bias equals the host fmaf", "[layers]", scale_bias_matches_reference)
+XNORCL_VARIANT_TEST("binary and float max-pool equal their references", "[layers]", maxpool_matches_reference)
+XNORCL_VARIANT_TEST("binary fully-connected equals its reference, float and packed output", "[layers]",
+                    fully_connected_matches_reference)
+XNORCL_VARIANT_TEST("network layers refuse bad arguments before device work", "[layers]",
+                    bad_arguments_are_refused)
+
+}  // namespace xnorcl::test

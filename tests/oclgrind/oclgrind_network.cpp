@@ -1,0 +1,119 @@
+// Runs the network layers' kernels under the Oclgrind simulator, on both variants:
+//
+//   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_network
+//
+// The small network of every layer kind (tests/network_case.hpp: threshold_pack, scale_bias, binary_maxpool,
+// unpack_bits, maxpool_f32, binary_fc, and BinaryConvolution's kernels) plus a BinaryFullyConnected with
+// packed output, each required bitwise equal to its host reference; CTest fails the test when Oclgrind
+// reports anything. Only enqueue() with buffers that live until the process leaves: Oclgrind 21.10 reuses a
+// released buffer's uninitialized-value shadow at its old size (see oclgrind_runner.cpp). Leaves with
+// std::_Exit, as the runner does.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "network_case.hpp"
+#include "xnorcl/xnorcl.hpp"
+
+namespace {
+
+using namespace xnorcl;
+using namespace xnorcl::test;
+
+[[noreturn]] void leave(int status) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(status);
+}
+
+struct Kept {
+  std::vector<std::unique_ptr<Network>> networks;
+  std::vector<std::unique_ptr<BinaryFullyConnected>> layers;
+  std::vector<cl::Buffer> buffers;
+};
+
+template <class T>
+cl::Buffer upload(Kept& kept, const Runtime& rt, const std::vector<T>& v) {
+  kept.buffers.emplace_back(rt.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, v.size() * sizeof(T),
+                            const_cast<T*>(v.data()));
+  return kept.buffers.back();
+}
+
+cl::Buffer scratch(Kept& kept, const Runtime& rt, std::size_t bytes) {
+  kept.buffers.emplace_back(rt.context(), CL_MEM_READ_WRITE, bytes);
+  return kept.buffers.back();
+}
+
+template <class T>
+std::vector<T> download(const Runtime& rt, const cl::Buffer& b, std::size_t count, const cl::Event& after) {
+  std::vector<T> v(count);
+  const std::vector<cl::Event> wait(1, after);
+  rt.queue().enqueueReadBuffer(b, CL_TRUE, 0, count * sizeof(T), v.data(), &wait);
+  return v;
+}
+
+int run(Variant variant, Kept& kept) {
+  RuntimeOptions o;
+  o.cache_dir = "off";
+  o.variant = variant;
+  const Runtime rt = Runtime::create(o);
+  if (rt.device().getInfo<CL_DEVICE_NAME>() != "Oclgrind Simulator") {
+    std::cerr << "FAILED: the device is '" << rt.device_name() << "', not the Oclgrind Simulator\n";
+    return 1;
+  }
+  int failures = 0;
+  Rng rng(900);
+  const NetworkSpec spec = small_network(rng);
+  const std::vector<float> x = small_network_input(rng);
+  const std::vector<Activation> want = reference_network(spec, x.data());
+  kept.networks.push_back(std::make_unique<Network>(rt, spec));
+  Network& net = *kept.networks.back();
+  const cl::Buffer out = scratch(kept, rt, net.output_bytes());
+  const std::vector<float> y =
+      download<float>(rt, out, want.back().values.size(), net.enqueue(upload(kept, rt, x), out));
+  const bool network_ok = std::memcmp(y.data(), want.back().values.data(), y.size() * sizeof(float)) == 0;
+  std::cout << to_string(variant) << ": small network " << (network_ok ? "bitwise equal" : "FAILED") << "\n";
+  failures += network_ok ? 0 : 1;
+
+  // Packed output of a fully-connected layer (its ThresholdPack after binary_fc).
+  const Shape in{2, 33, 3, 2};
+  std::vector<float> values(static_cast<std::size_t>(2 * 33 * 3 * 2));
+  for (float& v : values) v = rng.chance(50) ? 1.0f : -1.0f;
+  const std::vector<std::uint32_t> words = pack_activations(values.data(), in);
+  const Filter w = random_network_filter(rng, Shape{41, 33, 3, 2});
+  std::vector<float> t(41);
+  for (float& v : t) v = static_cast<float>(rng.uniform(-6, 6));
+  const std::vector<Threshold> rules = greater_than(t);
+  kept.layers.push_back(std::make_unique<BinaryFullyConnected>(rt, in, w, rules));
+  const Shape out_shape{2, 41, 1, 1};
+  const cl::Buffer fc_out = scratch(kept, rt, static_cast<std::size_t>(packed_word_count(out_shape)) * 4);
+  const std::vector<std::uint32_t> got =
+      download<std::uint32_t>(rt, fc_out, static_cast<std::size_t>(packed_word_count(out_shape)),
+                              kept.layers.back()->enqueue(upload(kept, rt, words), fc_out));
+  const std::vector<float> fc_want = reference_binary_fully_connected(words.data(), in, w);
+  const bool fc_ok = got == pack_activations(fc_want.data(), out_shape, rules);
+  std::cout << to_string(variant) << ": fully-connected with packed output "
+            << (fc_ok ? "bitwise equal" : "FAILED") << "\n";
+  failures += fc_ok ? 0 : 1;
+  return failures;
+}
+
+}  // namespace
+
+int main() {
+  int status = 1;
+  try {
+    static Kept kept;  // never released (see above)
+    const int failures = run(Variant::Local, kept) + run(Variant::Global, kept);
+    std::cout << failures << " failed\n";
+    status = failures == 0 ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "FAILED: " << e.what() << "\n";
+  }
+  leave(status);
+}

@@ -1,0 +1,146 @@
+// xnorcl-classify: the paper's vehicle classifier end to end on the device, in one command.
+//
+//   xnorcl-classify [--weights FILE] [--seed S] IMAGE.pgm|IMAGE.ppm
+//       classifies a binary PGM (P5) or PPM (P6) image (maxval <= 255), resized to 96x96 (nearest neighbour;
+//       a grey image feeds all three channels). Without --weights the network is built from random weights
+//       (seed S, default 1), calibrated as xnorcl::vehicle_classifier does: a first run needs no file at all.
+//   xnorcl-classify --write-random-weights FILE [--seed S]
+//       writes that random network to FILE (docs/weights_format.md).
+//
+// Prints the logits of bus, normal, truck and van, the winning class, and checks the device's logits bitwise
+// against the host reference network. With random weights the class means nothing; the run shows the path.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "xnorcl/xnorcl.hpp"
+
+namespace {
+
+int usage() {
+  std::cerr << "usage: xnorcl-classify [--weights FILE] [--seed S] IMAGE.pgm|IMAGE.ppm\n"
+               "       xnorcl-classify --write-random-weights FILE [--seed S]\n";
+  return 2;
+}
+
+// Skips whitespace and # comments of a PNM header, then reads a decimal number.
+long pnm_number(std::istream& in) {
+  int c = in.peek();
+  while (c == '#' || std::isspace(c)) {
+    if (c == '#') {
+      std::string line;
+      std::getline(in, line);
+    } else {
+      in.get();
+    }
+    c = in.peek();
+  }
+  long v = -1;
+  if (!(in >> v)) throw std::runtime_error("malformed PNM header");
+  return v;
+}
+
+// The image as float NCHW [1, 3, 96, 96], pixel values 0..255.
+std::vector<float> read_image(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::string magic(2, '\0');
+  in.read(&magic[0], 2);
+  if (magic != "P5" && magic != "P6") throw std::runtime_error(path + ": not a binary PGM (P5) or PPM (P6)");
+  const int channels = magic == "P6" ? 3 : 1;
+  const long W = pnm_number(in), H = pnm_number(in), maxval = pnm_number(in);
+  if (W < 1 || H < 1 || W > 65535 || H > 65535 || maxval < 1 || maxval > 255) {
+    throw std::runtime_error(path + ": size " + std::to_string(W) + "x" + std::to_string(H) + " maxval " +
+                             std::to_string(maxval) + " not supported (maxval at most 255)");
+  }
+  in.get();  // the single whitespace after maxval
+  std::vector<unsigned char> pixels(static_cast<std::size_t>(W * H * channels));
+  if (!in.read(reinterpret_cast<char*>(pixels.data()), static_cast<std::streamsize>(pixels.size()))) {
+    throw std::runtime_error(path + ": the pixel data is truncated");
+  }
+  constexpr int S = 96;
+  std::vector<float> x(3 * S * S);
+  for (int c = 0; c < 3; ++c)
+    for (int y = 0; y < S; ++y)
+      for (int xx = 0; xx < S; ++xx) {
+        const long sy = y * H / S, sx = xx * W / S;
+        const int sc = channels == 3 ? c : 0;
+        x[(c * S + y) * S + xx] =
+            static_cast<float>(pixels[(sy * W + sx) * channels + sc]) * 255.0f / static_cast<float>(maxval);
+      }
+  return x;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string weights, image, write_to;
+  std::uint64_t seed = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if ((a == "--weights" || a == "--seed" || a == "--write-random-weights") && i + 1 >= argc) return usage();
+    if (a == "--weights") {
+      weights = argv[++i];
+    } else if (a == "--seed") {
+      seed = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--write-random-weights") {
+      write_to = argv[++i];
+    } else if (a == "-h" || a == "--help") {
+      usage();
+      return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      return usage();
+    } else {
+      image = a;
+    }
+  }
+  try {
+    if (!write_to.empty()) {
+      xnorcl::save_network(xnorcl::vehicle_classifier(seed).spec, write_to);
+      std::cout << "wrote the vehicle classifier with random weights (seed " << seed << ") to " << write_to
+                << "\n";
+      return 0;
+    }
+    if (image.empty()) return usage();
+    xnorcl::NetworkSpec spec;
+    if (weights.empty()) {
+      std::cout << "no --weights: random weights (seed " << seed << "), so the class is meaningless\n";
+      spec = xnorcl::vehicle_classifier(seed).spec;
+    } else {
+      spec = xnorcl::load_network(weights);
+    }
+    spec.input[0] = 1;
+    if (spec.input != xnorcl::Shape{1, 3, 96, 96}) {
+      throw xnorcl::InvalidArgument("the network takes " + xnorcl::to_string(spec.input) +
+                                    "; xnorcl-classify feeds 1x3x96x96 images");
+    }
+    const std::vector<float> x = read_image(image);
+    xnorcl::Runtime rt = xnorcl::Runtime::create();
+    std::cout << "device " << rt.device_name() << ", variant " << xnorcl::to_string(rt.variant()) << "\n";
+    xnorcl::Network net(rt, spec);
+    const xnorcl::Activation y = net.run(x.data());
+    if (y.packed || y.values.size() != 4)
+      throw std::runtime_error("the network's output is not 4 float logits");
+    const std::vector<xnorcl::Activation> want = xnorcl::reference_network(spec, x.data());
+    const bool equal = std::memcmp(y.values.data(), want.back().values.data(), 4 * sizeof(float)) == 0;
+    static const char* classes[4] = {"bus", "normal", "truck", "van"};
+    int best = 0;
+    for (int i = 0; i < 4; ++i) {
+      std::cout << "  " << classes[i] << " " << y.values[i] << "\n";
+      if (y.values[i] > y.values[best]) best = i;
+    }
+    std::cout << "class: " << classes[best] << "\n";
+    std::cout << "device logits " << (equal ? "bitwise equal to" : "DIFFER from") << " the host reference\n";
+    for (const xnorcl::StageTime& s : net.last_stage_times()) {
+      std::cout << "  " << s.kernel << " " << s.milliseconds << " ms\n";
+    }
+    return equal ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "xnorcl-classify: " << e.what() << "\n";
+    return 1;
+  }
+}
