@@ -66,8 +66,7 @@ Options parse(int argc, char** argv) {
   o.command = argv[1];
   if (o.command == "-h" || o.command == "--help") return o;
   if (o.command != "devices" && o.command != "peak" && o.command != "layers" && o.command != "network" &&
-      o.command != "startup" &&
-      o.command != "first-output") {
+      o.command != "startup" && o.command != "first-output") {
     throw UsageError("unknown command '" + o.command + "'");
   }
   bool reps_given = false, warmup_given = false;

@@ -34,7 +34,8 @@ std::string dims(const xnorcl::Shape& s) {  // "3x96x96" (C x H x W; the batch i
 // The table's rows, from the spec: a convolution is two rows (im2col, gemm) as in the paper's Table 2, every
 // other layer one. `row_of` maps (layer, part) to the row index. The paper's GTX1080 figures go beside the
 // rows that have a counterpart (its conv1, pool1, conv2, pool2 and FC 18432->100).
-std::vector<NetworkRow> make_rows(const xnorcl::NetworkSpec& spec, std::map<std::pair<std::size_t, int>, std::size_t>& row_of) {
+std::vector<NetworkRow> make_rows(const xnorcl::NetworkSpec& spec,
+                                  std::map<std::pair<std::size_t, int>, std::size_t>& row_of) {
   struct Paper {
     double f, b;
   };
@@ -62,11 +63,13 @@ std::vector<NetworkRow> make_rows(const xnorcl::NetworkSpec& spec, std::map<std:
       const auto out = xnorcl::BinaryConvolution::validate(c->attributes, in, f).output;
       const int k = convs++;
       const std::string name = "conv" + std::to_string(k + 1);
-      add(name + " im2col", dims(in) + " -> K=" + std::to_string(f[1] * f[2] * f[3]) + " x P=" +
-                                std::to_string(out[2] * out[3]),
+      add(name + " im2col",
+          dims(in) + " -> K=" + std::to_string(f[1] * f[2] * f[3]) +
+              " x P=" + std::to_string(out[2] * out[3]),
           0, k < 2 ? conv_paper[k][0] : Paper{0, 0});
-      add(name + " gemm", std::to_string(f[0]) + "@" + std::to_string(f[2]) + "x" + std::to_string(f[3]) +
-                              " p" + std::to_string(c->attributes.pads_begin[0]) + " -> " + dims(out),
+      add(name + " gemm",
+          std::to_string(f[0]) + "@" + std::to_string(f[2]) + "x" + std::to_string(f[3]) + " p" +
+              std::to_string(c->attributes.pads_begin[0]) + " -> " + dims(out),
           1, k < 2 ? conv_paper[k][1] : Paper{0, 0});
       in = out;
     } else if (std::get_if<xnorcl::ThresholdLayer>(&layer)) {
@@ -200,8 +203,10 @@ int run_network(const Options& o) {
   };
   guarded(run.binary, [&] {
     net = std::make_unique<xnorcl::Network>(rt, spec);
-    if (net->output_packed()) throw std::runtime_error("the network's output is packed, expected float logits");
-    input = cl::Buffer(rt.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, x.size() * sizeof(float), x.data());
+    if (net->output_packed())
+      throw std::runtime_error("the network's output is packed, expected float logits");
+    input =
+        cl::Buffer(rt.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, x.size() * sizeof(float), x.data());
     output = cl::Buffer(rt.context(), CL_MEM_READ_WRITE, net->output_bytes());
     net->enqueue(input, output);
     queue.finish();

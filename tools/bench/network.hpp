@@ -83,7 +83,7 @@ struct NetworkRun {
   std::vector<NetworkRow> rows;
   NetworkSide binary, floating;
   double float_max_rel_error = 0;
-  std::string equivalence;  // what the float network is, in words
+  std::string equivalence;                          // what the float network is, in words
   double binary_ones_min = 0, binary_ones_max = 0;  // ones fraction over the packed layers (reference)
 };
 

@@ -2,6 +2,7 @@
 // the convolutions, Gemv for the fully-connected layers, kernels/network_float.cl for batch-norm + sign and
 // max-pool, all on the runtime's queue. Without CLBlast it reports itself unavailable.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -79,19 +80,27 @@ double relative_error(const std::vector<float>& y, const std::vector<float>& r) 
   return scale > 0 ? worst / scale : worst;
 }
 
+// The float kernels' work-group size: xnorcl's own element-wise kernels (threshold_pack, binary_maxpool) run
+// with 64 on every device that allows it, so both sides get the same launch shape. Left to the driver
+// (NullRange), PoCL picks small groups and runs these kernels several times slower.
+constexpr std::size_t kWorkGroup = 64;
+std::size_t whole_groups(std::size_t n) {
+  return (n + kWorkGroup - 1) / kWorkGroup * kWorkGroup;
+}
+
 enum class Kind { Convolution, Sign, Pool, FullyConnected };
 
 struct FloatLayer {
   Kind kind = Kind::Sign;
   xnorcl::Shape in{}, out{};
-  Layer conv;                    // convolution: the bench's layer descriptor (host_float_convolution)
-  xnorcl::PoolAttributes pool;   // max-pool
+  Layer conv;                   // convolution: the bench's layer descriptor (host_float_convolution)
+  xnorcl::PoolAttributes pool;  // max-pool
   xnorcl::PoolGeometry geometry;
-  std::vector<float> weights;    // convolution, FC: +-1
+  std::vector<float> weights;      // convolution, FC: +-1
   std::vector<float> scale, bias;  // batch-norm + sign
   cl::Buffer w, col, temp, scale_buffer, bias_buffer, output;
-  std::vector<FloatStageTime> names;   // filled per launch in enqueue: layer, part, kernel
-  std::vector<cl::Event> events;       // parallel to names
+  std::vector<FloatStageTime> names;  // filled per launch in enqueue: layer, part, kernel
+  std::vector<cl::Event> events;      // parallel to names
 };
 
 // The host computation of one layer from its input (double accumulation for convolutions and FCs; fma for
@@ -142,7 +151,7 @@ struct FloatNetwork::Impl {
   cl::Buffer input;
   std::vector<float> input_host;
   std::vector<FloatLayer> layers;
-  cl::Kernel sign_kernel, pool_kernel;
+  cl::Kernel sign_kernel, pool_kernel, pool_2x2_kernel;
 };
 
 bool FloatNetwork::available() {
@@ -242,6 +251,7 @@ FloatNetwork::FloatNetwork(const xnorcl::Runtime& rt, const xnorcl::NetworkSpec&
     }
     m.sign_kernel = cl::Kernel(program, "batch_norm_sign");
     m.pool_kernel = cl::Kernel(program, "max_pool");
+    m.pool_2x2_kernel = cl::Kernel(program, "max_pool_2x2");
     auto upload = [&](const std::vector<float>& v) {
       return cl::Buffer(m.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, v.size() * sizeof(float),
                         const_cast<float*>(v.data()));
@@ -256,7 +266,8 @@ FloatNetwork::FloatNetwork(const xnorcl::Runtime& rt, const xnorcl::NetworkSpec&
         l.bias_buffer = upload(l.bias);
       }
       if (l.kind == Kind::Convolution) {
-        const std::size_t k = static_cast<std::size_t>(l.conv.filter[1] * l.conv.filter[2] * l.conv.filter[3]);
+        const std::size_t k =
+            static_cast<std::size_t>(l.conv.filter[1] * l.conv.filter[2] * l.conv.filter[3]);
         const std::size_t patches = static_cast<std::size_t>(l.out[2] * l.out[3]);
         const std::size_t o = static_cast<std::size_t>(l.out[1]);
         l.col = cl::Buffer(m.context, CL_MEM_READ_WRITE, k * patches * sizeof(float));
@@ -298,7 +309,8 @@ void FloatNetwork::enqueue() {
     switch (l.kind) {
       case Kind::Convolution: {
         const Layer& c = l.conv;
-        const std::size_t channels = static_cast<std::size_t>(l.in[1]), height = static_cast<std::size_t>(l.in[2]),
+        const std::size_t channels = static_cast<std::size_t>(l.in[1]),
+                          height = static_cast<std::size_t>(l.in[2]),
                           width = static_cast<std::size_t>(l.in[3]);
         const std::size_t o = static_cast<std::size_t>(l.out[1]);
         const std::size_t patches = static_cast<std::size_t>(l.out[2] * l.out[3]);
@@ -329,10 +341,10 @@ void FloatNetwork::enqueue() {
         const std::size_t k = count(l.in) / images;
         for (std::size_t n = 0; n < images; ++n) {
           cl_event e = nullptr;
-          check_status(clblast::Gemv<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, o, k, 1.0f,
-                                            l.w(), 0, k, (*in)(), n * k, 1, 0.0f, l.output(), n * o, 1, &q,
-                                            &e),
-                       "Gemv");
+          check_status(
+              clblast::Gemv<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, o, k, 1.0f, l.w(), 0,
+                                   k, (*in)(), n * k, 1, 0.0f, l.output(), n * o, 1, &q, &e),
+              "Gemv");
           keep(0, "clblast Gemv", e);
         }
         break;
@@ -345,30 +357,55 @@ void FloatNetwork::enqueue() {
         kn.setArg(3, l.output);
         kn.setArg(4, static_cast<cl_uint>(l.in[2] * l.in[3]));
         kn.setArg(5, static_cast<cl_uint>(l.in[1]));
+        const std::size_t hw = static_cast<std::size_t>(l.in[2] * l.in[3]);
         cl::Event e;
-        m.queue.enqueueNDRangeKernel(kn, cl::NullRange, cl::NDRange(count(l.in)), cl::NullRange, nullptr, &e);
+        // Small planes (the FC outputs, 1x1) as one row of planes instead of a padded group each.
+        const std::size_t planes = static_cast<std::size_t>(l.in[0] * l.in[1]);
+        if (hw >= kWorkGroup) {
+          m.queue.enqueueNDRangeKernel(kn, cl::NullRange, cl::NDRange(whole_groups(hw), planes),
+                                       cl::NDRange(kWorkGroup, 1), nullptr, &e);
+        } else {
+          m.queue.enqueueNDRangeKernel(kn, cl::NullRange, cl::NDRange(hw, planes), cl::NullRange, nullptr,
+                                       &e);
+        }
         l.names.push_back({i, 0, "batch_norm_sign", 0});
         l.events.push_back(e);
         break;
       }
       case Kind::Pool: {
-        cl::Kernel& kn = m.pool_kernel;
         const auto& a = l.pool;
+        const auto& g = l.geometry;
+        if (a.kernel == std::array<int, 2>{2, 2} && a.strides == std::array<int, 2>{2, 2} &&
+            g.pads_begin == std::array<int, 2>{0, 0} && 2 * l.out[2] <= l.in[2] && 2 * l.out[3] <= l.in[3]) {
+          cl::Kernel& kn = m.pool_2x2_kernel;
+          kn.setArg(0, *in);
+          kn.setArg(1, l.output);
+          for (cl_uint j = 0; j < 4; ++j)
+            kn.setArg(2 + j, static_cast<cl_uint>(j < 2 ? l.in[2 + j] : l.out[j]));
+          cl::Event e;
+          m.queue.enqueueNDRangeKernel(
+              kn, cl::NullRange,
+              cl::NDRange(static_cast<std::size_t>(l.out[3]), static_cast<std::size_t>(l.out[2]),
+                          static_cast<std::size_t>(l.out[0] * l.out[1])),
+              cl::NullRange, nullptr, &e);
+          l.names.push_back({i, 0, "max_pool_2x2", 0});
+          l.events.push_back(e);
+          break;
+        }
+        cl::Kernel& kn = m.pool_kernel;
         kn.setArg(0, *in);
         kn.setArg(1, l.output);
-        const cl_uint args[] = {static_cast<cl_uint>(l.in[2]),  static_cast<cl_uint>(l.in[3]),
-                                static_cast<cl_uint>(l.out[2]), static_cast<cl_uint>(l.out[3]),
-                                static_cast<cl_uint>(a.kernel[0]), static_cast<cl_uint>(a.kernel[1]),
+        const cl_uint args[] = {static_cast<cl_uint>(l.in[2]),      static_cast<cl_uint>(l.in[3]),
+                                static_cast<cl_uint>(l.out[2]),     static_cast<cl_uint>(l.out[3]),
+                                static_cast<cl_uint>(a.kernel[0]),  static_cast<cl_uint>(a.kernel[1]),
                                 static_cast<cl_uint>(a.strides[0]), static_cast<cl_uint>(a.strides[1])};
         for (cl_uint j = 0; j < 8; ++j) kn.setArg(2 + j, args[j]);
         kn.setArg(10, static_cast<cl_int>(l.geometry.pads_begin[0]));
         kn.setArg(11, static_cast<cl_int>(l.geometry.pads_begin[1]));
+        kn.setArg(12, static_cast<cl_uint>(count(l.out)));
         cl::Event e;
-        m.queue.enqueueNDRangeKernel(kn, cl::NullRange,
-                                     cl::NDRange(static_cast<std::size_t>(l.out[3]),
-                                                 static_cast<std::size_t>(l.out[2]),
-                                                 static_cast<std::size_t>(l.out[0] * l.out[1])),
-                                     cl::NullRange, nullptr, &e);
+        m.queue.enqueueNDRangeKernel(kn, cl::NullRange, cl::NDRange(whole_groups(count(l.out))),
+                                     cl::NDRange(kWorkGroup), nullptr, &e);
         l.names.push_back({i, 0, "max_pool", 0});
         l.events.push_back(e);
         break;
@@ -415,7 +452,8 @@ std::string FloatNetwork::check(double tolerance, double& worst) const {
     if (l.kind == Kind::Convolution || l.kind == Kind::FullyConnected) {
       const double e = relative_error(got, expected);
       worst = std::max(worst, e);
-      if (!(e <= tolerance)) return at + ": relative error " + std::to_string(e) + " above " + std::to_string(tolerance);
+      if (!(e <= tolerance))
+        return at + ": relative error " + std::to_string(e) + " above " + std::to_string(tolerance);
     } else if (got.size() != expected.size() ||
                std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) != 0) {
       return at + ": differs from the host (bitwise)";

@@ -87,15 +87,16 @@ void print_network_report(const NetworkRun& run) {
               run.binary.status == "ok"
                   ? "output bitwise equal to the host reference network before timing and after the last rep"
                   : (run.binary.status + ": " + run.binary.message).c_str());
-  std::printf("          packed activations of the reference hold %.0f-%.0f%% ones\n", 100 * run.binary_ones_min,
-              100 * run.binary_ones_max);
-  std::printf("  float32: CLBlast Im2col + Gemm, Gemv, and batch_norm_sign / max_pool kernels, same queue; %s\n",
-              run.floating.status == "ok"
-                  ? ("every layer checked against the host before timing and after the last rep (max relative "
-                     "error " +
-                     fmt("%.2g", run.float_max_rel_error) + ", tolerance 1e-4)")
-                        .c_str()
-                  : (run.floating.status + ": " + run.floating.message).c_str());
+  std::printf("          packed activations of the reference hold %.0f-%.0f%% ones\n",
+              100 * run.binary_ones_min, 100 * run.binary_ones_max);
+  std::printf(
+      "  float32: CLBlast Im2col + Gemm, Gemv, and batch_norm_sign / max_pool kernels, same queue; %s\n",
+      run.floating.status == "ok"
+          ? ("every layer checked against the host before timing and after the last rep (max relative "
+             "error " +
+             fmt("%.2g", run.float_max_rel_error) + ", tolerance 1e-4)")
+                .c_str()
+          : (run.floating.status + ": " + run.floating.message).c_str());
   std::printf("  \"equivalent\": %s\n", run.equivalence.c_str());
 
   // Per layer, in microseconds like the paper's Table 2.
@@ -125,7 +126,8 @@ void print_network_report(const NetworkRun& run) {
     for (const auto& k : r.binary_kernels) b += (b.empty() ? "" : ", ") + k;
     std::printf("    %-15s %s | %s\n", r.name.c_str(), f.c_str(), b.c_str());
   }
-  std::printf("  (CLBlast's Gemm and Gemv events cover their last kernel only; the wall times below cover all)\n");
+  std::printf(
+      "  (CLBlast's Gemm and Gemv events cover their last kernel only; the wall times below cover all)\n");
 
   // Whole network.
   std::printf("\n== Whole network, ms %26s %10s %10s\n", "min", "median", "max");
@@ -148,13 +150,16 @@ void print_network_report(const NetworkRun& run) {
               fmt("%.3f", perfect).c_str());
   std::printf("  SPEED-UP binary over float32: %s (wall medians), %s (device event sums)\n",
               fmt("%.2fx", speedup_wall(run)).c_str(), fmt("%.2fx", speedup_device(run)).c_str());
-  std::printf("  perfect float32 / binary: %s (device median), %s (wall median); above 1: faster than a "
-              "perfect float32 network\n",
-              fmt("%.2fx", perfect / binary_network_ms(run)).c_str(),
-              fmt("%.2fx", perfect / median_or_nan(run.binary.wall)).c_str());
-  std::printf("  paper (Table 1, batch 1): GTX1080 7.2x with binarized input (BCNN 55.63 us vs cuDNN 401.83 us;\n"
-              "    3.9x without: BCNN 102.39 us); Mali-T860 1.7x (Arm CL 29.61 ms vs BCNN 17.58 ms); Tegra X2 5.5x\n"
-              "    (cuDNN 2.27 ms vs BCNN 0.41 ms). xnorcl's conv1 thresholds its input: the binarized-input case.\n");
+  std::printf(
+      "  perfect float32 / binary: %s (device median), %s (wall median); above 1: faster than a "
+      "perfect float32 network\n",
+      fmt("%.2fx", perfect / binary_network_ms(run)).c_str(),
+      fmt("%.2fx", perfect / median_or_nan(run.binary.wall)).c_str());
+  std::printf(
+      "  paper (Table 1, batch 1): GTX1080 7.2x with binarized input (BCNN 55.63 us vs cuDNN 401.83 us;\n"
+      "    3.9x without: BCNN 102.39 us); Mali-T860 1.7x (Arm CL 29.61 ms vs BCNN 17.58 ms); Tegra X2 5.5x\n"
+      "    (cuDNN 2.27 ms vs BCNN 0.41 ms). xnorcl's conv1 thresholds its input: the binarized-input "
+      "case.\n");
 
   // Targets.
   std::printf("\n== Targets (issue 7, item 5; variant %s%s%s)\n", info.variant.c_str(),
@@ -183,7 +188,11 @@ void json_stats(JsonWriter& j, const char* key, const Stats& s) {
     j.null(key);
     return;
   }
-  j.begin_object(key).value("min", s.min).value("median", s.median).value("max", s.max).value("count", s.count);
+  j.begin_object(key)
+      .value("min", s.min)
+      .value("median", s.median)
+      .value("max", s.max)
+      .value("count", s.count);
   j.end_object();
 }
 
@@ -210,7 +219,9 @@ void write_network_json(const NetworkRun& run, const std::string& path) {
   JsonWriter j(out);
   j.begin_object();
   j.value("schema", 1).value("tool", "xnorcl-bench network").value("library_version", info.library_version);
-  j.value("device", info.device).value("platform", info.platform).value("device_version", info.device_version);
+  j.value("device", info.device)
+      .value("platform", info.platform)
+      .value("device_version", info.device_version);
   j.value("driver", info.driver).value("variant", info.variant).value("variant_reason", info.variant_reason);
   j.value("requested_variant", info.requested_variant);
   j.begin_object("settings")
@@ -283,7 +294,10 @@ void write_network_json(const NetworkRun& run, const std::string& path) {
   j.begin_array("targets");
   for (const auto& t : evaluate_network_targets(run)) {
     j.begin_object().value("id", t.id).value("description", t.description);
-    j.value("measured", t.measured).value("required", t.required).value("unit", "x").value("status", t.status);
+    j.value("measured", t.measured)
+        .value("required", t.required)
+        .value("unit", "x")
+        .value("status", t.status);
     j.value("note", t.note);
     j.end_object();
   }
@@ -304,7 +318,8 @@ void write_network_csv(const NetworkRun& run, const std::string& path) {
                   const char* measure, const std::string& status, const Stats& s) {
     out << name << ",\"" << description << "\"," << side << "," << measure << "," << status << ",";
     if (s.count) {
-      out << fmt("%.6f", s.min) << "," << fmt("%.6f", s.median) << "," << fmt("%.6f", s.max) << "," << s.count;
+      out << fmt("%.6f", s.min) << "," << fmt("%.6f", s.median) << "," << fmt("%.6f", s.max) << ","
+          << s.count;
     } else {
       out << ",,,0";
     }
