@@ -19,29 +19,9 @@ JOBS=${XNORCL_JOBS:-2}
 PACKAGES=(cmake make g++ binutils util-linux mount pocl-opencl-icd ocl-icd-libopencl1 opencl-c-headers
   opencl-clhpp-headers)
 
-timings=()
-run_start=$SECONDS
-current=""
-report() {
-  local status=$?
-  [[ -n "$current" ]] && timings+=("$current: FAILED after $((SECONDS - phase_start)) s")
-  echo
-  echo "=== android_loader phase timings"
-  printf '%s\n' "${timings[@]}"
-  echo "total: $((SECONDS - run_start)) s ($([[ $status == 0 ]] && echo passed || echo "FAILED, exit $status"))"
-}
-trap report EXIT
-
-phase() {
-  current=$1
-  shift
-  echo
-  echo "=== phase: $current"
-  phase_start=$SECONDS
-  "$@"
-  timings+=("$current: $((SECONDS - phase_start)) s")
-  current=""
-}
+PHASES_JOB=android_loader
+# shellcheck source=.ci/phases.sh
+source .ci/phases.sh  # the working directory is the repository root
 
 fail() {
   echo "FAIL: $*" >&2

@@ -19,29 +19,9 @@ JOBS=${XNORCL_JOBS:-2}
 PACKAGES=(cmake make g++-"$TRIPLE" qemu-user-static catch2 opencl-c-headers opencl-clhpp-headers
   ocl-icd-opencl-dev:arm64 libclblast-dev:arm64)
 
-timings=()
-run_start=$SECONDS
-current=""
-report() {
-  local status=$?
-  [[ -n "$current" ]] && timings+=("$current: FAILED after $((SECONDS - phase_start)) s")
-  echo
-  echo "=== cross_aarch64 phase timings"
-  printf '%s\n' "${timings[@]}"
-  echo "total: $((SECONDS - run_start)) s ($([[ $status == 0 ]] && echo passed || echo "FAILED, exit $status"))"
-}
-trap report EXIT
-
-phase() {
-  current=$1
-  shift
-  echo
-  echo "=== phase: $current"
-  phase_start=$SECONDS
-  "$@"
-  timings+=("$current: $((SECONDS - phase_start)) s")
-  current=""
-}
+PHASES_JOB=cross_aarch64
+# shellcheck source=.ci/phases.sh
+source .ci/phases.sh  # the working directory is the repository root
 
 install_packages() {
   local missing=()

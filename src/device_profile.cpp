@@ -212,10 +212,14 @@ std::vector<std::pair<std::string, std::string>> all_build_option_sets() {
     DeviceProfile profile;
     profile.architecture = a;
     for (Variant v : {Variant::Local, Variant::Global}) {
-      for (const GemmConfig& c : gemm_configs(v, profile)) {
-        add("xnor_gemm.cl", c.build_options());
-        for (std::size_t wg : linear_work_group_sizes()) {
-          add("im2col_pack.cl", linear_build_options(wg, c.word_bits));
+      for (GemmConfig c : gemm_configs(v, profile)) {
+        // Both word sizes: RuntimeOptions::word_bits (XNORCL_WORD_BITS) overrides the architecture's.
+        for (int word_bits : {32, 64}) {
+          c.word_bits = word_bits;
+          add("xnor_gemm.cl", c.build_options());
+          for (std::size_t wg : linear_work_group_sizes()) {
+            add("im2col_pack.cl", linear_build_options(wg, c.word_bits));
+          }
         }
       }
     }

@@ -59,6 +59,15 @@ RuntimeOptions with_environment(RuntimeOptions o) {
     if (auto v = env("XNORCL_MAX_WORK_GROUP_SIZE"))
       o.max_work_group_size = parse_size(*v, "XNORCL_MAX_WORK_GROUP_SIZE");
   }
+  if (!o.word_bits) {
+    if (auto v = env("XNORCL_WORD_BITS")) {
+      if (*v != "32" && *v != "64") throw Error("XNORCL_WORD_BITS = '" + *v + "' is neither 32 nor 64");
+      o.word_bits = *v == "32" ? 32 : 64;
+    }
+  }
+  if (o.word_bits && *o.word_bits != 32 && *o.word_bits != 64) {
+    throw Error("RuntimeOptions::word_bits = " + std::to_string(*o.word_bits) + " is neither 32 nor 64");
+  }
   return o;
 }
 
@@ -271,7 +280,8 @@ void build_linear(RuntimeState& s, const std::string& file, const std::vector<co
 }
 
 void build_gemm(RuntimeState& s) {
-  for (const detail::GemmConfig& c : detail::gemm_configs(s.variant, s.profile)) {
+  for (detail::GemmConfig c : detail::gemm_configs(s.variant, s.profile)) {
+    if (s.options.word_bits) c.word_bits = *s.options.word_bits;  // test and tuning hook
     if (c.work_group_size() > s.work_group_cap || c.local_bytes() > s.profile.info.local_mem_size) continue;
     const BuiltProgram candidate = build_program(s, "xnor_gemm.cl", c.build_options());
     if (kernels_accept(s, candidate.program, {"xnor_gemm"}, c.work_group_size())) {

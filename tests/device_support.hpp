@@ -7,22 +7,26 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "xnorcl/xnorcl.hpp"
 
 namespace xnorcl::test {
 
-// One Runtime per forced variant per process (programs build once). A missing OpenCL platform fails the
+// One Runtime per forced variant (and forced word size: 0 = the architecture's) per process (programs build
+// once). A missing OpenCL platform fails the
 // test: a device test never passes without a device. Only a job that declares XNORCL_EXPECT_NO_DEVICE=1
 // (the qemu cross job) turns that into exit code 77, which CTest reports as skipped.
-inline Runtime& runtime_for(Variant variant) {
-  static std::map<Variant, Runtime> runtimes;
-  auto it = runtimes.find(variant);
+inline Runtime& runtime_for(Variant variant, int word_bits = 0) {
+  static std::map<std::pair<Variant, int>, Runtime> runtimes;
+  const auto key = std::make_pair(variant, word_bits);
+  auto it = runtimes.find(key);
   if (it != runtimes.end()) return it->second;
   try {
     RuntimeOptions options;
     options.variant = variant;
-    return runtimes.emplace(variant, Runtime::create(options)).first->second;
+    if (word_bits) options.word_bits = word_bits;  // the test hook: both word sizes on any device
+    return runtimes.emplace(key, Runtime::create(options)).first->second;
   } catch (const DeviceNotFound& e) {
     const char* expect = std::getenv("XNORCL_EXPECT_NO_DEVICE");
     if (expect && std::string(expect) == "1") {

@@ -79,4 +79,13 @@ inline void check_case(Variant variant, const ConvCase& c) {
   check_case_on(runtime_for(variant), variant, c);
 }
 
+// The word size the device's architecture does not choose (PoCL: 32, GPUs: 64), forced through
+// RuntimeOptions::word_bits, so both the GPUs' 32-bit path and PoCL's 64-bit path run on every device.
+inline int other_word_bits(Variant variant) {
+  BinaryConvolution probe(
+      runtime_for(variant), BinaryConvolution::Attributes{}, Shape{1, 1, 1, 1},
+      Filter::from_packed(std::vector<std::uint8_t>{0x80}.data(), 1, Shape{1, 1, 1, 1}, BitOrder::MsbFirst));
+  return probe.plan().word_bits == 64 ? 32 : 64;
+}
+
 }  // namespace xnorcl::test

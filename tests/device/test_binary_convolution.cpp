@@ -25,10 +25,14 @@ ConvCase from_openvino(const OpenVinoCase& ov, BitOrder order) {
   return c;
 }
 
-// Runs a case and requires the expected values exactly (and the reference to agree).
-void check_expected(Variant variant, const ConvCase& c, const std::vector<float>& expected) {
+// Runs a case and requires the expected values exactly (and the reference to agree). word_bits 0: the
+// architecture's word size, else forced (RuntimeOptions::word_bits).
+void check_expected(Variant variant, const ConvCase& c, const std::vector<float>& expected,
+                    int word_bits = 0) {
   INFO(describe(c));
-  BinaryConvolution conv(runtime_for(variant), c.attributes, c.input, c.make_filter());
+  INFO("word_bits " << word_bits);
+  BinaryConvolution conv(runtime_for(variant, word_bits), c.attributes, c.input, c.make_filter());
+  if (word_bits) REQUIRE(conv.plan().word_bits == word_bits);
   const std::vector<float> y = run_case(conv, c);
   require_kernels_ran(conv, variant, false);
   std::string difference = bitwise_difference(y, expected, conv.output_shape());
@@ -40,21 +44,25 @@ void check_expected(Variant variant, const ConvCase& c, const std::vector<float>
 }
 
 void openvino_published_cases(Variant variant) {
-  for (const OpenVinoCase& ov : openvino_cases()) {
-    for (BitOrder order : {BitOrder::MsbFirst, BitOrder::LsbFirst}) {
-      check_expected(variant, from_openvino(ov, order), ov.expected);
+  for (int word_bits : {32, 64}) {
+    for (const OpenVinoCase& ov : openvino_cases()) {
+      for (BitOrder order : {BitOrder::MsbFirst, BitOrder::LsbFirst}) {
+        check_expected(variant, from_openvino(ov, order), ov.expected, word_bits);
+      }
     }
   }
 }
 
 void openvino_derived_cases(Variant variant) {
   // SPEC section 7: Y is affine in v, so cases 2/3 and 6/7 give these values at v = 0 and 0.5.
-  for (const DerivedCase& d : derived_cases()) {
-    for (BitOrder order : {BitOrder::MsbFirst, BitOrder::LsbFirst}) {
-      ConvCase c = from_openvino(openvino_case(d.id), order);
-      c.attributes.pad_value = d.pad_value;
-      c.name += " at pad_value " + std::to_string(d.pad_value);
-      check_expected(variant, c, d.expected);
+  for (int word_bits : {32, 64}) {
+    for (const DerivedCase& d : derived_cases()) {
+      for (BitOrder order : {BitOrder::MsbFirst, BitOrder::LsbFirst}) {
+        ConvCase c = from_openvino(openvino_case(d.id), order);
+        c.attributes.pad_value = d.pad_value;
+        c.name += " at pad_value " + std::to_string(d.pad_value);
+        check_expected(variant, c, d.expected, word_bits);
+      }
     }
   }
 }
@@ -84,6 +92,34 @@ void random_batch(Variant variant, int batch) {
   for (int i = 0; i < kCasesPerBatch; ++i) {
     check_case(variant, random_case(std::uint64_t(1000) * batch + i));
   }
+}
+
+// The same randomized configurations with the word size the architecture does not choose (on PoCL: the
+// GPUs' 32-bit words). A subset of the batches (kOtherWordBatches of them, each from a distinct batch of
+// seeds), each of which must reach both K layouts, every pad class (+-1, 0, other) and both bit orders.
+void random_batch_other_word_size(Variant variant, int batch) {
+  const int word_bits = other_word_bits(variant);
+  Runtime& rt = runtime_for(variant, word_bits);
+  bool dense = false, channel_packed = false, pad_bit = false, pad_zero = false, pad_other = false;
+  bool msb = false, lsb = false;
+  for (int i = 0; i < kCasesPerBatch; ++i) {
+    const ConvCase c = random_case(std::uint64_t(1000) * batch + i);
+    INFO("word_bits " << word_bits);
+    check_case_on(rt, variant, c);
+    const Plan plan = BinaryConvolution(rt, c.attributes, c.input, c.make_filter()).plan();
+    REQUIRE(plan.word_bits == word_bits);
+    (plan.channel_packed ? channel_packed : dense) = true;
+    const float v = c.attributes.pad_value;
+    (v == 1.0f || v == -1.0f ? pad_bit : v == 0.0f ? pad_zero : pad_other) = true;
+    (c.order == BitOrder::MsbFirst ? msb : lsb) = true;
+  }
+  CHECK(dense);
+  CHECK(channel_packed);
+  CHECK(pad_bit);
+  CHECK(pad_zero);
+  CHECK(pad_other);
+  CHECK(msb);
+  CHECK(lsb);
 }
 
 void enqueue_device_buffers(Variant variant) {
@@ -258,5 +294,15 @@ XNORCL_RANDOM_BATCH(6)
 XNORCL_RANDOM_BATCH(7)
 XNORCL_RANDOM_BATCH(8)
 XNORCL_RANDOM_BATCH(9)
+
+#define XNORCL_RANDOM_BATCH_OTHER_WORDS(b)                                                              \
+  static void random_batch_other_words_##b(Variant v) {                                                 \
+    random_batch_other_word_size(v, b);                                                                 \
+  }                                                                                                     \
+  XNORCL_VARIANT_TEST("random configurations, the other word size, batch " #b, "[conv][random][words]", \
+                      random_batch_other_words_##b)
+XNORCL_RANDOM_BATCH_OTHER_WORDS(0)
+XNORCL_RANDOM_BATCH_OTHER_WORDS(3)
+XNORCL_RANDOM_BATCH_OTHER_WORDS(6)
 
 }  // namespace xnorcl::test

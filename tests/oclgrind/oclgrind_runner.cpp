@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -43,6 +44,7 @@ struct OclgrindCase {
   Variant variant;
   std::size_t chunk_budget;  // XNORCL_MAX_CHUNK_BYTES for this case; 0: none
   ConvCase conv;
+  int word_bits = 0;  // RuntimeOptions::word_bits; 0: the architecture's (Oclgrind: 32)
 };
 
 ConvCase make_case(const std::string& name, std::uint64_t seed, Shape x, Shape f,
@@ -136,6 +138,20 @@ std::vector<OclgrindCase> cases() {
          make_case("chunked rows N=2 v=0" + s, 18, {2, 33, 10, 9}, {6, 33, 3, 3},
                    explicit_pads({1, 1}, {1, 1}, 0.0f), true, InputKind::Binary, BitOrder::MsbFirst, false)});
   }
+  // PoCL's 64-bit words (RuntimeOptions::word_bits): both layouts, both variants, a pad correction.
+  for (Variant v : {Variant::Local, Variant::Global}) {
+    const std::string s = v == Variant::Local ? " local" : " global";
+    t.push_back({v, 0,
+                 make_case("64-bit words uint8 3ch 5x5 pads 2 v=0" + s, 21, {1, 3, 9, 8}, {5, 3, 5, 5},
+                           explicit_pads({2, 2}, {2, 2}, 0.0f), true, InputKind::SmallInteger,
+                           BitOrder::LsbFirst, true),
+                 64});
+    t.push_back(
+        {v, 0,
+         make_case("64-bit words pads 1/1 v=0.5 C_IN 65" + s, 22, {2, 65, 6, 5}, {9, 65, 3, 3},
+                   explicit_pads({1, 1}, {1, 1}, 0.5f), false, InputKind::Floats, BitOrder::MsbFirst, true),
+         64});
+  }
   return t;
 }
 
@@ -164,12 +180,24 @@ int run_cases(std::size_t first, std::size_t count) {
     o.variant = Variant::Global;
     return Runtime::create(o);
   }();
+  std::map<Variant, Runtime> wide_runtimes;  // 64-bit words, created when a case asks for them
   int failures = 0, ran = 0;
   std::vector<std::unique_ptr<BinaryConvolution>> keep_alive;
   for (std::size_t i = first; i < table.size() && i < first + count; ++i) {
     const OclgrindCase& oc = table[i];
     const ConvCase& c = oc.conv;
-    Runtime& rt = oc.variant == Variant::Local ? auto_rt : global_rt;
+    Runtime* chosen = oc.variant == Variant::Local ? &auto_rt : &global_rt;
+    if (oc.word_bits) {
+      auto it = wide_runtimes.find(oc.variant);
+      if (it == wide_runtimes.end()) {
+        RuntimeOptions o = auto_options;
+        o.variant = oc.variant;
+        o.word_bits = oc.word_bits;
+        it = wide_runtimes.emplace(oc.variant, Runtime::create(o)).first;
+      }
+      chosen = &it->second;
+    }
+    Runtime& rt = *chosen;
     std::cout << "[" << i << "] " << describe(c) << "\n";
     if (oc.chunk_budget) {
       ::setenv("XNORCL_MAX_CHUNK_BYTES", std::to_string(oc.chunk_budget).c_str(), 1);
@@ -201,6 +229,7 @@ int run_cases(std::size_t first, std::size_t count) {
     const std::string difference = bitwise_difference(y, c.reference(), conv.output_shape());
     ++ran;
     if (conv.plan().variant != oc.variant || !packed || !gemm || !difference.empty() ||
+        (oc.word_bits && conv.plan().word_bits != oc.word_bits) ||
         (oc.chunk_budget && conv.plan().chunks < 2)) {
       ++failures;
       std::cout << "    FAILED: variant " << to_string(conv.plan().variant) << ", packing ran " << packed

@@ -50,6 +50,8 @@ struct PeakEntry {
   double best_ms = 0;     // fastest of the repetitions
   std::size_t work_items = 0;
   int iterations = 0;
+  std::string kernel;  // the kernel of the best figure: "acc8" or "block4x4" (tools/bench/kernels/peak.cl)
+  std::vector<std::pair<std::string, double>> kernels;  // every kernel tried for this type, ops per second
 };
 
 struct Peak {

@@ -325,7 +325,10 @@ void json_peak_entries(JsonWriter& j, const char* key, const std::vector<PeakEnt
     j.begin_object().value("type", e.type).value("available", e.available);
     if (e.available) {
       j.value("gops_per_s", e.ops_per_s * 1e-9).value("best_ms", e.best_ms).value("work_items", e.work_items);
-      j.value("iterations", e.iterations);
+      j.value("iterations", e.iterations).value("kernel", e.kernel);
+      j.begin_object("kernels");
+      for (const auto& k : e.kernels) j.value(k.first.c_str(), k.second * 1e-9);
+      j.end_object();
     } else {
       j.value("note", e.note);
     }

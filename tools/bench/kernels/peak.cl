@@ -12,6 +12,18 @@
 // fma_T: c_j = fma(c_j, m, a_j), 2 flops per lane. The accumulator is the operand that changes; with
 //        0 < m < 1 it converges to a_j / (1 - m) and never overflows. fma() is explicit and the program is
 //        built without fast-math options, so the compiler can neither drop nor split it.
+// xorblk_T / fmablk_T: the GEMM's shape. Every iteration loads 4 "filter" words (the same for every
+//        work-item, like a filter row) and 4 "patch" words (adjacent work-items read adjacent words) and
+//        updates a 4 x 4 block of accumulators (16 independent ones): xorblk c_ij += popcount(a_i ^ b_j),
+//        fmablk c_ij = fma(a_i, b_j, c_ij). Compilers that will not vectorize the loop-carried update of the
+//        accumulator kernels (PoCL: LLVM's loop vectorizer turns xor_ulong into 4 iterations per ymm register,
+//        while the register-blocked GEMM gets a whole vector of patch words per filter word) reach their peak
+//        here. The host reports, per type, the faster of the two kernels (the table names it), so the peak is
+//        an upper bound for kernels of either shape.
+//        Launched as `rounds` rounds of `steps` = 8 steps with strides a_stride = 4, b_stride = 4 * local size
+//        (<= 256), so operand indices stay inside the first 4096 elements of `in` (filter words 0..31, patch
+//        words 1024..3071): every type reads inside the buffer and the working set stays in cache, as a GEMM's
+//        tiles do.
 
 #define LOAD_OPERANDS(T)                                       \
   const size_t gid = get_global_id(0);                         \
@@ -61,16 +73,67 @@
     STORE_SUM                                                                                           \
   }
 
+#define BLOCK_OPERANDS(T)                                    \
+  const T a0 = fp[0], a1 = fp[1], a2 = fp[2], a3 = fp[3];    \
+  const T b0 = pp[0], b1 = pp[1], b2 = pp[2], b3 = pp[3];
+
+#define BLOCK_ROW(OP, i) \
+  OP(c##i##0, a##i, b0); \
+  OP(c##i##1, a##i, b1); \
+  OP(c##i##2, a##i, b2); \
+  OP(c##i##3, a##i, b3);
+
+#define BLOCK_STORE                                                                            \
+  out[get_global_id(0)] = (((c00 + c01) + (c02 + c03)) + ((c10 + c11) + (c12 + c13))) +      \
+                          (((c20 + c21) + (c22 + c23)) + ((c30 + c31) + (c32 + c33)));
+
+#define XOR_STEP(c, a, b) c += popcount((a) ^ (b))
+#define FMA_STEP(c, a, b) c = fma((a), (b), c)
+
+// rounds x steps iterations; the strides are run-time values, as a GEMM's are, so the compiler treats the
+// loads as a GEMM's (no unrolling into loop-invariant loads, no gathers across iterations).
+#define BLOCK_PEAK(NAME, T, STEP, INIT)                                                                   \
+  __kernel void NAME##_##T(__global const T* restrict in, __global T* restrict out, const int rounds,     \
+                           const int steps, const int a_stride, const int b_stride) {                    \
+    const int lid = (int)get_local_id(0);                                                                 \
+    T c00 = INIT, c01 = INIT, c02 = INIT, c03 = INIT, c10 = INIT, c11 = INIT, c12 = INIT, c13 = INIT;     \
+    T c20 = INIT, c21 = INIT, c22 = INIT, c23 = INIT, c30 = INIT, c31 = INIT, c32 = INIT, c33 = INIT;     \
+    for (int r = 0; r < rounds; ++r) {                                                                    \
+      __global const T* restrict fp = in;                                                                 \
+      __global const T* restrict pp = in + 1024 + lid * 4;                                                \
+      for (int s = 0; s < steps; ++s) {                                                                   \
+        BLOCK_OPERANDS(T)                                                                                 \
+        BLOCK_ROW(STEP, 0)                                                                                \
+        BLOCK_ROW(STEP, 1)                                                                                \
+        BLOCK_ROW(STEP, 2)                                                                                \
+        BLOCK_ROW(STEP, 3)                                                                                \
+        fp += a_stride;                                                                                   \
+        pp += b_stride;                                                                                   \
+      }                                                                                                   \
+    }                                                                                                     \
+    BLOCK_STORE                                                                                           \
+  }
+
 #ifdef PEAK_ULONG
 XOR_PEAK(ulong)
 XOR_PEAK(ulong2)
 XOR_PEAK(ulong4)
+BLOCK_PEAK(xorblk, ulong, XOR_STEP, 0)
+BLOCK_PEAK(xorblk, ulong2, XOR_STEP, 0)
+BLOCK_PEAK(xorblk, ulong4, XOR_STEP, 0)
 #else
 XOR_PEAK(uint)
 XOR_PEAK(uint2)
 XOR_PEAK(uint4)
+BLOCK_PEAK(xorblk, uint, XOR_STEP, 0)
+BLOCK_PEAK(xorblk, uint2, XOR_STEP, 0)
+BLOCK_PEAK(xorblk, uint4, XOR_STEP, 0)
 FMA_PEAK(float)
 FMA_PEAK(float4)
 FMA_PEAK(float8)
 FMA_PEAK(float16)
+BLOCK_PEAK(fmablk, float, FMA_STEP, 0.0f)
+BLOCK_PEAK(fmablk, float4, FMA_STEP, 0.0f)
+BLOCK_PEAK(fmablk, float8, FMA_STEP, 0.0f)
+BLOCK_PEAK(fmablk, float16, FMA_STEP, 0.0f)
 #endif
