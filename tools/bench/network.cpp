@@ -105,6 +105,35 @@ std::pair<std::size_t, int> binary_row_key(const xnorcl::NetworkSpec& spec, cons
   return {layer, conv && !packing ? 1 : 0};
 }
 
+// Per table row: each kernel's name in launch order and its per-repetition times.
+struct KernelSamples {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<double>> samples;
+  // Adds one repetition's times per kernel, in launch order (a kernel launched per image counts once,
+  // summed).
+  using Rep = std::vector<std::pair<std::string, double>>;
+  static void accumulate(Rep& rep, const std::string& name, double ms) {
+    for (auto& [n, t] : rep) {
+      if (n == name) {
+        t += ms;
+        return;
+      }
+    }
+    rep.emplace_back(name, ms);
+  }
+  void add(const Rep& rep) {
+    for (const auto& [name, ms] : rep) {
+      if (!samples.count(name)) order.push_back(name);
+      samples[name].push_back(ms);
+    }
+  }
+  std::vector<std::pair<std::string, Stats>> summary() const {
+    std::vector<std::pair<std::string, Stats>> out;
+    for (const auto& name : order) out.emplace_back(name, summarize(samples.at(name)));
+    return out;
+  }
+};
+
 template <typename Result>
 bool guarded(Result& r, const std::function<void()>& f) {
   try {
@@ -195,6 +224,7 @@ int run_network(const Options& o) {
   cl::Buffer input, output;
   cl::CommandQueue queue = rt.queue();
   std::vector<std::vector<double>> binary_rows(run.rows.size()), float_rows(run.rows.size());
+  std::vector<KernelSamples> binary_kernels(run.rows.size()), float_kernels(run.rows.size());
   std::vector<double> binary_wall, binary_device, float_wall, float_device;
   auto read_binary = [&] {
     std::vector<float> y(expected.size());
@@ -249,17 +279,20 @@ int run_network(const Options& o) {
         binary_wall.push_back(wall);
         if (!rt.profiling_enabled()) return;
         std::vector<double> sums(run.rows.size(), 0.0);
+        std::vector<KernelSamples::Rep> per_kernel(run.rows.size());
         double total = 0;
         for (const auto& s : net->last_stage_times()) {
           const std::size_t row = row_of.at(binary_row_key(spec, s.kernel));
           sums[row] += s.milliseconds;
           total += s.milliseconds;
-          auto& names = run.rows[row].binary_kernels;
           // "3:convolution binary_convolution xnor_gemm" -> "xnor_gemm" (the row says which layer).
-          const std::string kernel = s.kernel.substr(s.kernel.rfind(' ') + 1);
-          if (std::find(names.begin(), names.end(), kernel) == names.end()) names.push_back(kernel);
+          KernelSamples::accumulate(per_kernel[row], s.kernel.substr(s.kernel.rfind(' ') + 1),
+                                    s.milliseconds);
         }
-        for (std::size_t r = 0; r < sums.size(); ++r) binary_rows[r].push_back(sums[r]);
+        for (std::size_t r = 0; r < sums.size(); ++r) {
+          binary_rows[r].push_back(sums[r]);
+          binary_kernels[r].add(per_kernel[r]);
+        }
         binary_device.push_back(total);
       });
     }
@@ -273,15 +306,18 @@ int run_network(const Options& o) {
         float_wall.push_back(wall);
         if (!rt.profiling_enabled()) return;
         std::vector<double> sums(run.rows.size(), 0.0);
+        std::vector<KernelSamples::Rep> per_kernel(run.rows.size());
         double total = 0;
         for (const auto& s : fnet->last_stage_times()) {
           const std::size_t row = row_of.at({s.layer, s.part});
           sums[row] += s.milliseconds;
           total += s.milliseconds;
-          auto& names = run.rows[row].float_kernels;
-          if (std::find(names.begin(), names.end(), s.kernel) == names.end()) names.push_back(s.kernel);
+          KernelSamples::accumulate(per_kernel[row], s.kernel, s.milliseconds);
         }
-        for (std::size_t r = 0; r < sums.size(); ++r) float_rows[r].push_back(sums[r]);
+        for (std::size_t r = 0; r < sums.size(); ++r) {
+          float_rows[r].push_back(sums[r]);
+          float_kernels[r].add(per_kernel[r]);
+        }
         float_device.push_back(total);
       });
     }
@@ -311,12 +347,18 @@ int run_network(const Options& o) {
   if (run.binary.status == "ok") {
     run.binary.wall = summarize(binary_wall);
     run.binary.device = summarize(binary_device);
-    for (std::size_t r = 0; r < run.rows.size(); ++r) run.rows[r].binary = summarize(binary_rows[r]);
+    for (std::size_t r = 0; r < run.rows.size(); ++r) {
+      run.rows[r].binary = summarize(binary_rows[r]);
+      run.rows[r].binary_kernels = binary_kernels[r].summary();
+    }
   }
   if (run.floating.status == "ok") {
     run.floating.wall = summarize(float_wall);
     run.floating.device = summarize(float_device);
-    for (std::size_t r = 0; r < run.rows.size(); ++r) run.rows[r].floating = summarize(float_rows[r]);
+    for (std::size_t r = 0; r < run.rows.size(); ++r) {
+      run.rows[r].floating = summarize(float_rows[r]);
+      run.rows[r].float_kernels = float_kernels[r].summary();
+    }
   }
   if (!o.quick) {
     // Measured again: on a shared machine a single measurement may catch a busy moment (as `layers`).

@@ -65,7 +65,8 @@ struct NetworkRow {
   std::size_t layer = 0;    // spec layer index
   int part = 0;
   Stats floating, binary;  // per-repetition sums of the row's events, ms
-  std::vector<std::string> float_kernels, binary_kernels;
+  // Each kernel of the row, in launch order, with its per-repetition time (summed over images).
+  std::vector<std::pair<std::string, Stats>> float_kernels, binary_kernels;
   double paper_float_us = 0, paper_binary_us = 0;  // GTX1080, Table 2 (0: no counterpart)
 };
 

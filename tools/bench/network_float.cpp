@@ -252,14 +252,16 @@ FloatNetwork::FloatNetwork(const xnorcl::Runtime& rt, const xnorcl::NetworkSpec&
     m.sign_kernel = cl::Kernel(program, "batch_norm_sign");
     m.pool_kernel = cl::Kernel(program, "max_pool");
     m.pool_2x2_kernel = cl::Kernel(program, "max_pool_2x2");
-    auto upload = [&](const std::vector<float>& v) {
-      return cl::Buffer(m.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, v.size() * sizeof(float),
+    auto upload = [&](const std::vector<float>& v, cl_mem_flags flags = CL_MEM_READ_ONLY) {
+      return cl::Buffer(m.context, flags | CL_MEM_COPY_HOST_PTR, v.size() * sizeof(float),
                         const_cast<float*>(v.data()));
     };
     m.input = upload(m.input_host);
     cl_command_queue q = m.queue();
     for (auto& l : m.layers) {
-      l.output = cl::Buffer(m.context, CL_MEM_READ_WRITE, count(l.out) * sizeof(float));
+      // Zeroed: CLBlast's Gemm and Gemv compute alpha*A*B + beta*C even with beta = 0, so a fresh buffer's
+      // garbage (a NaN pattern now and then, in small recycled allocations) would reach the output.
+      l.output = upload(std::vector<float>(count(l.out), 0.0f), CL_MEM_READ_WRITE);
       if (l.kind == Kind::Convolution || l.kind == Kind::FullyConnected) l.w = upload(l.weights);
       if (l.kind == Kind::Sign) {
         l.scale_buffer = upload(l.scale);

@@ -127,12 +127,16 @@ void print_network_report(const NetworkRun& run) {
   }
   std::printf("  %-15s %-28s %11s %11s %9s |\n", "sum", "", fmt("%.1f", float_sum).c_str(),
               fmt("%.1f", binary_sum).c_str(), fmt("%.2fx", float_sum / binary_sum).c_str());
-  std::printf("  kernels per row (float32 | binary):\n");
+  std::printf("  kernels per row, median us (float32 | binary):\n");
+  auto list = [](const std::vector<std::pair<std::string, Stats>>& kernels) {
+    std::string s;
+    for (const auto& [name, stats] : kernels)
+      s += (s.empty() ? "" : ", ") + name + " " + fmt("%.1f", median_or_nan(stats) * 1e3);
+    return s;
+  };
   for (const auto& r : run.rows) {
-    std::string f, b;
-    for (const auto& k : r.float_kernels) f += (f.empty() ? "" : ", ") + k;
-    for (const auto& k : r.binary_kernels) b += (b.empty() ? "" : ", ") + k;
-    std::printf("    %-15s %s | %s\n", r.name.c_str(), f.c_str(), b.c_str());
+    std::printf("    %-15s %s | %s\n", r.name.c_str(), list(r.float_kernels).c_str(),
+                list(r.binary_kernels).c_str());
   }
   std::printf(
       "  (CLBlast's Gemm and Gemv events cover their last kernel only; the wall times below cover all)\n");
@@ -214,6 +218,16 @@ void json_side(JsonWriter& j, const char* key, const NetworkSide& s, const char*
   j.end_object();
 }
 
+void json_kernels(JsonWriter& j, const char* key, const std::vector<std::pair<std::string, Stats>>& kernels) {
+  j.begin_array(key);
+  for (const auto& [name, stats] : kernels) {
+    j.begin_object().value("kernel", name);
+    json_stats(j, "ms", stats);
+    j.end_object();
+  }
+  j.end_array();
+}
+
 void json_strings(JsonWriter& j, const char* key, const std::vector<std::string>& v) {
   j.begin_array(key);
   for (const auto& s : v) j.value(nullptr, s);
@@ -283,8 +297,8 @@ void write_network_json(const NetworkRun& run, const std::string& path) {
     json_stats(j, "float_ms", r.floating);
     json_stats(j, "binary_ms", r.binary);
     j.value("speedup", median_or_nan(r.floating) / median_or_nan(r.binary));
-    json_strings(j, "float_kernels", r.float_kernels);
-    json_strings(j, "binary_kernels", r.binary_kernels);
+    json_kernels(j, "float_kernels", r.float_kernels);
+    json_kernels(j, "binary_kernels", r.binary_kernels);
     if (r.paper_float_us > 0) {
       j.value("paper_gtx1080_cudnn_us", r.paper_float_us).value("paper_gtx1080_bcnn_us", r.paper_binary_us);
     }
