@@ -12,6 +12,7 @@
 
 #include "cl_call.hpp"
 #include "conv_layout.hpp"
+#include "enqueue_checks.hpp"
 #include "im2col_pack.hpp"
 #include "pad_correction.hpp"
 #include "runtime_state.hpp"
@@ -410,26 +411,32 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
 }
 
 BinaryConvolution::~BinaryConvolution() = default;
+
+// A moved-from object holds no layer: using it is the caller's mistake, reported, not a null dereference.
+BinaryConvolution::Impl& BinaryConvolution::impl() const {
+  if (!impl_) throw Error("this BinaryConvolution was moved from and holds no layer");
+  return *impl_;
+}
 BinaryConvolution::BinaryConvolution(BinaryConvolution&&) noexcept = default;
 BinaryConvolution& BinaryConvolution::operator=(BinaryConvolution&&) noexcept = default;
 
 Shape BinaryConvolution::input_shape() const {
-  return impl_->geometry.input;
+  return impl().geometry.input;
 }
 Shape BinaryConvolution::output_shape() const {
-  return impl_->geometry.output;
+  return impl().geometry.output;
 }
 std::array<int, 2> BinaryConvolution::pads_begin() const {
-  return impl_->geometry.pads_begin;
+  return impl().geometry.pads_begin;
 }
 std::array<int, 2> BinaryConvolution::pads_end() const {
-  return impl_->geometry.pads_end;
+  return impl().geometry.pads_end;
 }
 const BinaryConvolution::Attributes& BinaryConvolution::attributes() const {
-  return impl_->attributes;
+  return impl().attributes;
 }
 const Plan& BinaryConvolution::plan() const {
-  return impl_->plan;
+  return impl().plan;
 }
 
 template <class T>
@@ -444,7 +451,8 @@ std::vector<float> BinaryConvolution::Impl::run(const T* x) {
   try {
     cl_call(
         [&] {
-          if (!run_input()) {
+          // Both or neither: a failed allocation of run_output must not leave run_input alone behind.
+          if (!run_input() || !run_output()) {
             run_input = cl::Buffer(state->context, CL_MEM_READ_ONLY,
                                    static_cast<std::size_t>(in_per_batch * run_group * sizeof(float)));
             run_output = cl::Buffer(state->context, CL_MEM_READ_WRITE,
@@ -476,49 +484,39 @@ std::vector<float> BinaryConvolution::Impl::run(const T* x) {
 }
 
 std::vector<float> BinaryConvolution::run(const float* x) {
-  return impl_->run(x);
+  return impl().run(x);
 }
 std::vector<float> BinaryConvolution::run(const std::uint8_t* x) {
-  return impl_->run(x);
+  return impl().run(x);
 }
 void BinaryConvolution::run(const float* x, float* y) {
   if (!y) throw InvalidArgument("BinaryConvolution::run: the output pointer is null");
-  const std::vector<float> result = impl_->run(x);
+  const std::vector<float> result = impl().run(x);
   std::memcpy(y, result.data(), result.size() * sizeof(float));
 }
 void BinaryConvolution::run(const std::uint8_t* x, float* y) {
   if (!y) throw InvalidArgument("BinaryConvolution::run: the output pointer is null");
-  const std::vector<float> result = impl_->run(x);
+  const std::vector<float> result = impl().run(x);
   std::memcpy(y, result.data(), result.size() * sizeof(float));
 }
 
 cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& output,
                                      const std::vector<cl::Event>* wait) {
-  Impl& m = *impl_;
+  Impl& m = impl();
   const std::uint64_t need_in = m.dims.input_per_batch() * std::uint64_t(m.dims.N) * sizeof(float);
   const std::uint64_t need_out = m.dims.output_per_batch() * std::uint64_t(m.dims.N) * sizeof(float);
-  auto check = [](const cl::Buffer& b, std::uint64_t need, const char* what, const Shape& shape) {
-    if (!b())
-      throw InvalidArgument(std::string("BinaryConvolution::enqueue: the ") + what + " buffer is null");
-    const std::size_t size = cl_call([&] { return b.getInfo<CL_MEM_SIZE>(); }, "CL_MEM_SIZE");
-    if (size < need) {
-      throw InvalidArgument(std::string("BinaryConvolution::enqueue: the ") + what + " buffer holds " +
-                            std::to_string(size) + " bytes, the " + what + " " + to_string(shape) +
-                            " (float32) needs " + std::to_string(need));
-    }
-  };
-  check(input, need_in, "input", m.geometry.input);
-  check(output, need_out, "output", m.geometry.output);
+  detail::check_enqueue_arguments(m.runtime.state()->context, {input, need_in, m.geometry.input},
+                                  {output, need_out, m.geometry.output}, m.correction, wait);
   m.last_events.clear();
   return m.enqueue_all(input, output, m.dims.N, false, wait);
 }
 
 std::vector<StageTime> BinaryConvolution::last_stage_times() const {
   std::vector<StageTime> out;
-  if (!impl_->runtime.state()->profiling) return out;
+  if (!impl().runtime.state()->profiling) return out;
   cl_call(
       [&] {
-        for (const auto& named_event : impl_->last_events) {
+        for (const auto& named_event : impl().last_events) {
           const std::string& name = named_event.first;
           const cl::Event& event = named_event.second;
           event.wait();

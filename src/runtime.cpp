@@ -364,6 +364,12 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
   return s;
 }
 
+// A moved-from Runtime holds no state: using it is the caller's mistake, reported, not a null dereference.
+const RuntimeState& held(const std::shared_ptr<RuntimeState>& state) {
+  if (!state) throw Error("this Runtime was moved from and holds no device");
+  return *state;
+}
+
 }  // namespace
 
 std::vector<DeviceInfo> list_devices() {
@@ -400,28 +406,28 @@ Runtime Runtime::create(const cl::Context& context, const cl::Device& device, co
 }
 
 std::string Runtime::device_name() const {
-  return state_->profile.info.label();
+  return held(state_).profile.info.label();
 }
 Variant Runtime::variant() const {
-  return state_->variant;
+  return held(state_).variant;
 }
 std::string Runtime::variant_reason() const {
-  return state_->variant_reason;
+  return held(state_).variant_reason;
 }
 cl::Context Runtime::context() const {
-  return state_->context;
+  return held(state_).context;
 }
 cl::CommandQueue Runtime::queue() const {
-  return state_->queue;
+  return held(state_).queue;
 }
 cl::Device Runtime::device() const {
-  return state_->device;
+  return held(state_).device;
 }
 const DeviceInfo& Runtime::device_info() const {
-  return state_->profile.info;
+  return held(state_).profile.info;
 }
 bool Runtime::profiling_enabled() const {
-  return state_->profiling;
+  return held(state_).profiling;
 }
 
 }  // namespace xnorcl

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Chart an `xnorcl-bench layers --json FILE` run: per layer, the binary convolution's time beside CLBlast's
-float32 convolution and a perfect float32 convolution at the measured FMA peak (medians, log scale).
+float32 convolution and a perfect float32 convolution at the measured FMA peak (medians, log scale). A
+`xnorcl-bench network --json FILE` run gets a bar pair per layer of the network (float32, binary) instead.
 
 usage: tools/plot_bench.py bench.json [-o bench.png]
 Needs matplotlib (Debian: python3-matplotlib); renders without a display (Agg).
@@ -24,6 +25,43 @@ def median(stats):
     return stats["median"] if stats else None
 
 
+def plot_network(run, output):
+    """Per row of the network table: float32 and binary median device time (us, log scale)."""
+    rows = run["layers"]
+    names = [r["name"] for r in rows]
+    series = [
+        ("float32 (CLBlast + kernels)", [median(r.get("float_ms")) for r in rows], "tab:orange"),
+        ("binary xnorcl::Network", [median(r.get("binary_ms")) for r in rows], "tab:blue"),
+    ]
+    width = 0.4
+    fig, ax = plt.subplots(figsize=(max(8, 0.9 * len(names)), 5))
+    for i, (label, values, color) in enumerate(series):
+        xs = [k + (i - 0.5) * width for k in range(len(names))]
+        heights = [v * 1e3 if v is not None and v > 0 else float("nan") for v in values]
+        bars = ax.bar(xs, heights, width, label=label, color=color)
+        for bar, v in zip(bars, heights):
+            if math.isfinite(v):
+                ax.annotate(f"{v:.3g}", (bar.get_x() + bar.get_width() / 2, v), ha="center", va="bottom",
+                            fontsize=6)
+    ax.set_yscale("log")
+    ax.set_ylabel("device time per layer, us (median, log scale)")
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+    net = run["network"]
+    speedup = net.get("speedup_wall")
+    speedup_text = f"{speedup:.2f}x" if speedup else "n/a"
+    ax.set_title(
+        f"vehicle classifier, batch {net['batch']}: xnorcl {run['library_version']} on {run['device']}\n"
+        f"variant {run['variant']}, whole network speed-up {speedup_text} (wall medians), "
+        f"{run['settings']['reps']} reps",
+        fontsize=9,
+    )
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(output, dpi=120)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json", help="the file written by xnorcl-bench layers --json")
@@ -35,6 +73,10 @@ def main():
     if run.get("schema") != 1:
         sys.exit(f"{args.json}: schema {run.get('schema')!r}, this script reads schema 1")
     output = args.output or (args.json[:-5] if args.json.endswith(".json") else args.json) + ".png"
+    if run.get("tool") == "xnorcl-bench network":
+        plot_network(run, output)
+        print(output)
+        return
 
     names, binary, floating, perfect, marks = [], [], [], [], []
     for layer in run["layers"]:

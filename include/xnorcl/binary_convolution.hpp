@@ -94,6 +94,11 @@ class BinaryConvolution {
   void run(const float* x, float* y);
   void run(const std::uint8_t* x, float* y);
   // Device-resident, float32 in and out, on the runtime's queue. Returns the event of the last kernel.
+  // Refused (InvalidArgument, nothing enqueued): a null buffer, one of another context or too small for its
+  // shape, an input created CL_MEM_WRITE_ONLY, an output created CL_MEM_READ_ONLY (or CL_MEM_WRITE_ONLY
+  // where the layer reads its output back: pad_value other than +-1 with pad taps), input and output
+  // overlapping in one buffer, a null event in the wait list. If a launch fails (OpenCLError), the kernels
+  // enqueued before it still run: the output's content is then unspecified; the input is never written.
   cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
                     const std::vector<cl::Event>* wait = nullptr);
 
@@ -102,6 +107,7 @@ class BinaryConvolution {
 
  private:
   struct Impl;
+  Impl& impl() const;  // throws Error on a moved-from object
   std::unique_ptr<Impl> impl_;
 };
 

@@ -18,7 +18,7 @@ struct UsageError : std::runtime_error {
 // ---- command line -----------------------------------------------------------------------------------------
 
 struct Options {
-  std::string command;                // devices | peak | layers | startup
+  std::string command;                // devices | peak | layers | network | startup
   std::optional<std::string> device;  // --device (else XNORCL_DEVICE, else the library's default)
   xnorcl::Variant variant = xnorcl::Variant::Auto;
   bool variant_given = false;  // --variant given (else XNORCL_VARIANT may apply)
@@ -29,6 +29,7 @@ struct Options {
   std::string json_path, csv_path;
   bool quick = false;
   int startup_runs = 3;  // startup: fresh processes per cache state
+  int batch = 1;         // network: images per run
 };
 
 // ---- statistics ------------------------------------------------------------------------------------------
@@ -134,6 +135,7 @@ xnorcl::Runtime make_runtime(const Options& o);
 int run_devices(const Options& o);
 int run_peak(const Options& o);
 int run_layers(const Options& o);
+int run_network(const Options& o);  // network.cpp
 int run_startup(const Options& o, const char* argv0);
 int run_first_output(const Options& o);  // hidden: the child process of `startup`
 

@@ -130,8 +130,11 @@ FloatBaseline::FloatBaseline(const xnorcl::Runtime& rt, const Layer& l, const st
     m.w = cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, w.size() * sizeof(float),
                      const_cast<float*>(w.data()));
     m.col = cl::Buffer(ctx, CL_MEM_READ_WRITE, m.k * m.patches * sizeof(float));
-    m.y = cl::Buffer(ctx, CL_MEM_READ_WRITE,
-                     static_cast<std::size_t>(l.input[0]) * m.out_channels * m.patches * sizeof(float));
+    // Zero-filled: CLBlast's Gemm computes beta*C even with beta 0, so a NaN left in recycled memory would
+    // reach the output.
+    std::vector<float> zeros(static_cast<std::size_t>(l.input[0]) * m.out_channels * m.patches, 0.0f);
+    m.y =
+        cl::Buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, zeros.size() * sizeof(float), zeros.data());
     // Hand Gemm its temporary buffer once, so the timed calls do not allocate one each (fair to CLBlast).
     std::size_t temp_bytes = 0;
     cl_command_queue q = m.queue();

@@ -17,6 +17,8 @@ commands:
   peak             the device's xor-popcount and float32 FMA peak rates, per word type
   layers           check, then time, binary layers beside CLBlast float32 and the peaks (SPEC 5's set
                    unless --layer is given), with SPEC 6's targets
+  network          check, then time, the paper's vehicle classifier (xnorcl::Network) beside a float32
+                   network of the same layers (CLBlast) on the same queue: per layer and whole network
   startup          process start to first correct output of the spec's layer in fresh processes, cold
                    (empty program cache) against warm, with PoCL's own cache off
 
@@ -33,6 +35,7 @@ options:
   --json FILE      write every figure as JSON (schema 1); tools/plot_bench.py charts it
   --csv FILE       write the timings as CSV
   --quick          1 warm-up, 3 reps, short peak kernels: a smoke run, not a measurement
+  --batch N        network: images per run (default 1)
   --runs N         startup: fresh processes per cache state (default 3)
   -h, --help       this text
 )";
@@ -62,8 +65,8 @@ Options parse(int argc, char** argv) {
   if (argc < 2) throw UsageError("no command given");
   o.command = argv[1];
   if (o.command == "-h" || o.command == "--help") return o;
-  if (o.command != "devices" && o.command != "peak" && o.command != "layers" && o.command != "startup" &&
-      o.command != "first-output") {
+  if (o.command != "devices" && o.command != "peak" && o.command != "layers" && o.command != "network" &&
+      o.command != "startup" && o.command != "first-output") {
     throw UsageError("unknown command '" + o.command + "'");
   }
   bool reps_given = false, warmup_given = false;
@@ -114,6 +117,8 @@ Options parse(int argc, char** argv) {
       o.json_path = value;
     } else if (arg == "--csv") {
       o.csv_path = value;
+    } else if (arg == "--batch") {
+      o.batch = parse_int(arg, value, 1);
     } else if (arg == "--runs") {
       o.startup_runs = parse_int(arg, value, 1);
     } else {
@@ -147,6 +152,7 @@ int main(int argc, char** argv) {
     if (o.command == "devices") return run_devices(o);
     if (o.command == "peak") return run_peak(o);
     if (o.command == "layers") return run_layers(o);
+    if (o.command == "network") return run_network(o);
     if (o.command == "startup") return run_startup(o, argv[0]);
     return run_first_output(o);
   } catch (const UsageError& e) {

@@ -1,0 +1,92 @@
+#include "enqueue_checks.hpp"
+
+#include <string>
+
+#include "xnorcl/error.hpp"
+
+namespace xnorcl::detail {
+namespace {
+
+const std::string kWhere = "BinaryConvolution::enqueue: ";
+
+// clGetMemObjectInfo, with a handle the driver does not know reported as the caller's mistake.
+template <class T>
+T mem_info(const cl::Buffer& buffer, cl_mem_info name, const char* what) {
+  T value{};
+  const cl_int err = clGetMemObjectInfo(buffer(), name, sizeof value, &value, nullptr);
+  if (err != CL_SUCCESS) {
+    throw InvalidArgument(kWhere + "the " + what + " buffer is not a valid OpenCL memory object (" +
+                          "clGetMemObjectInfo: " + cl_error_name(err) + ")");
+  }
+  return value;
+}
+
+struct Extent {
+  cl_mem root;          // the buffer itself, or the buffer a sub-buffer was made from
+  std::uint64_t begin;  // bytes of root the kernels use: [begin, end)
+  std::uint64_t end;
+};
+
+Extent check_one(const cl::Context& context, const EnqueueBuffer& b, const char* what, cl_mem_flags refused,
+                 const std::string& why_refused) {
+  if (!b.buffer()) throw InvalidArgument(kWhere + "the " + what + " buffer is null");
+  const auto type = mem_info<cl_mem_object_type>(b.buffer, CL_MEM_TYPE, what);
+  if (type != CL_MEM_OBJECT_BUFFER) {
+    throw InvalidArgument(kWhere + "the " + what + " is an OpenCL memory object of type " +
+                          std::to_string(type) + ", not a buffer (CL_MEM_OBJECT_BUFFER)");
+  }
+  if (mem_info<cl_context>(b.buffer, CL_MEM_CONTEXT, what) != context()) {
+    throw InvalidArgument(
+        kWhere + "the " + what +
+        " buffer belongs to another OpenCL context than the Runtime's; kernels can only use "
+        "buffers of their own context");
+  }
+  const auto size = mem_info<std::size_t>(b.buffer, CL_MEM_SIZE, what);
+  if (size < b.bytes) {
+    throw InvalidArgument(kWhere + "the " + what + " buffer holds " + std::to_string(size) + " bytes, the " +
+                          what + " " + to_string(b.shape) + " (float32) needs " + std::to_string(b.bytes));
+  }
+  const auto flags = mem_info<cl_mem_flags>(b.buffer, CL_MEM_FLAGS, what);
+  if (flags & refused) throw InvalidArgument(kWhere + "the " + what + " buffer " + why_refused);
+  Extent e{b.buffer(), 0, 0};
+  if (cl_mem parent = mem_info<cl_mem>(b.buffer, CL_MEM_ASSOCIATED_MEMOBJECT, what)) {
+    e.root = parent;
+    e.begin = mem_info<std::size_t>(b.buffer, CL_MEM_OFFSET, what);
+  }
+  e.end = e.begin + b.bytes;
+  return e;
+}
+
+}  // namespace
+
+void check_enqueue_arguments(const cl::Context& context, const EnqueueBuffer& input,
+                             const EnqueueBuffer& output, bool output_is_read,
+                             const std::vector<cl::Event>* wait) {
+  const Extent in = check_one(context, input, "input", CL_MEM_WRITE_ONLY,
+                              "was created CL_MEM_WRITE_ONLY, but the kernels read it");
+  const Extent out =
+      output_is_read
+          ? check_one(context, output, "output", CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY,
+                      "was created CL_MEM_READ_ONLY or CL_MEM_WRITE_ONLY, but this layer's kernels write it "
+                      "and read it back (the pad correction rewrites border outputs in place): use "
+                      "CL_MEM_READ_WRITE")
+          : check_one(context, output, "output", CL_MEM_READ_ONLY,
+                      "was created CL_MEM_READ_ONLY, but the kernels write it");
+  // Later chunks still read the input after earlier ones wrote their outputs.
+  if (in.root == out.root && in.begin < out.end && out.begin < in.end) {
+    throw InvalidArgument(
+        kWhere + "the input (bytes " + std::to_string(in.begin) + " to " + std::to_string(in.end) +
+        ") and the output (bytes " + std::to_string(out.begin) + " to " + std::to_string(out.end) +
+        ") overlap in one buffer; writing the output would overwrite input still to be read");
+  }
+  if (wait) {
+    for (std::size_t i = 0; i < wait->size(); ++i) {
+      if (!(*wait)[i]()) {
+        throw InvalidArgument(kWhere + "entry " + std::to_string(i) + " of the wait list (" +
+                              std::to_string(wait->size()) + " events) is a null cl::Event");
+      }
+    }
+  }
+}
+
+}  // namespace xnorcl::detail

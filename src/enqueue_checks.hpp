@@ -1,0 +1,27 @@
+// What BinaryConvolution::enqueue() requires of the caller's buffers and wait list, checked before anything
+// is enqueued: a bad argument is an InvalidArgument naming it and its values, never a driver error halfway
+// through the launches (by then some kernels would have run) and never a silently wrong answer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "xnorcl/opencl.hpp"
+#include "xnorcl/shape.hpp"
+
+namespace xnorcl::detail {
+
+struct EnqueueBuffer {
+  const cl::Buffer& buffer;
+  std::uint64_t bytes;  // what the shape needs (float32)
+  Shape shape;
+};
+
+// input and output: non-null buffer objects of the runtime's context, large enough for their shapes, with
+// access flags that allow what the kernels do (output_is_read: some kernel reads the output back, e.g. the
+// pad correction rewriting it in place), not overlapping each other. wait: no null event.
+void check_enqueue_arguments(const cl::Context& context, const EnqueueBuffer& input,
+                             const EnqueueBuffer& output, bool output_is_read,
+                             const std::vector<cl::Event>* wait);
+
+}  // namespace xnorcl::detail

@@ -1,0 +1,14 @@
+# The network bench smoke test: `xnorcl-bench network --quick` must exit 0 (both networks checked, neither
+# wrong) and write JSON that parses, with both sides ok and a row per layer part.
+file(REMOVE "${JSON}")
+execute_process(COMMAND "${BENCH}" network --quick --json "${JSON}" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "xnorcl-bench network exited with ${rc}")
+endif()
+if(PYTHON)
+  execute_process(COMMAND "${PYTHON}" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['schema']==1, d['schema']; n=d['network']; assert n['binary']['status']=='ok', n['binary']; assert n['float']['status'] in ('ok','unavailable'), n['float']; assert len(d['layers'])==13, len(d['layers']); assert len(d['targets'])==2" "${JSON}"
+    RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the network JSON does not parse or misses fields")
+  endif()
+endif()
