@@ -49,7 +49,8 @@
 // NDRanges (local (WG_SIZE, 1)): im2col_pack_*: global (P_pad rounded up to WG_SIZE, Kw), one word per
 // work-item; im2col_pack_rows: global (P_pad rounded up, 1), one patch per work-item; row_pack_*: global (iy_count*Rw rounded up, n_count*C_IN), one row word per
 // work-item; channel_pack_*: global (n_count*iy_count*W rounded up, Cw), one packed word per work-item;
-// im2col_pack_words: global (P_pad rounded up, KH*KW), the Cw words of one tap of one patch per work-item.
+// im2col_pack_words: global (P_pad rounded up, KH), the KW*Cw words of one row of taps of one patch per
+// work-item.
 
 #ifndef WG_SIZE
 #error "WG_SIZE must be defined by the build options (-DWG_SIZE=...)"
@@ -174,18 +175,20 @@ DEFINE_IM2COL_PACK(im2col_pack_u8, uchar, LOAD_BITS_U8)
 DEFINE_CHANNEL_PACK(channel_pack_f32, uint, LOAD_BITS_F32)
 DEFINE_CHANNEL_PACK(channel_pack_u8, uchar, LOAD_BITS_U8)
 
-// im2col of channel-packed words: work-item (p, tap) writes words tap*Cw .. tap*Cw + Cw-1 of patch p.
+// im2col of channel-packed words: work-item (p, ky) writes words (ky*KW + kx)*Cw + cw, kx in [0, KW), of
+// patch p (one row of taps: the position is decoded once per KW taps).
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_words(
     __global const word_t* restrict packed, __global word_t* restrict patches, const int C_IN, const int H,
     const int W, const int KW, const int stride_y, const int stride_x, const int dilation_y,
     const int dilation_x, const int pad_top, const int pad_left, const int OW, const int Cw, const int oy0,
     const int rows, const int iy_first, const int iy_count, const int P, const int P_pad, const uint pad_bit) {
   const int p = (int)get_global_id(0);
-  const int tap = (int)get_global_id(1);
+  const int ky = (int)get_global_id(1);
   if (p >= P_pad) return;
-  __global word_t* out = patches + (ulong)tap * (ulong)Cw * (ulong)P_pad + (ulong)p;
+  const ulong tap_words = (ulong)Cw * (ulong)P_pad;
+  __global word_t* out = patches + (ulong)ky * (ulong)KW * tap_words + (ulong)p;
   if (p >= P) {
-    for (int cw = 0; cw < Cw; ++cw) out[(ulong)cw * (ulong)P_pad] = 0;
+    for (int w = 0; w < KW * Cw; ++w) out[(ulong)w * (ulong)P_pad] = 0;
     return;
   }
   // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
@@ -195,20 +198,25 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
   const int r = p - image * per_image;
   const int row = r / OW;
   const int ox = r - row * OW;
-  const int ky = tap / KW;
-  const int kx = tap - ky * KW;
   const int iy = (oy0 + row) * stride_y - pad_top + ky * dilation_y;
-  const int ix = ox * stride_x - pad_left + kx * dilation_x;
-  if (iy >= 0 && iy < H && ix >= 0 && ix < W) {
-    __global const word_t* src =
-        packed + ((ulong)(image * iy_count + (iy - iy_first)) * (ulong)W + (ulong)ix) * (ulong)Cw;
-    for (int cw = 0; cw < Cw; ++cw) out[(ulong)cw * (ulong)P_pad] = src[cw];
-  } else {
-    const word_t ones = pad_bit ? ~(word_t)0 : (word_t)0;
-    for (int cw = 0; cw < Cw; ++cw) {
-      const int count = C_IN - cw * WORD_BITS;
-      out[(ulong)cw * (ulong)P_pad] = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);
+  const bool row_in = iy >= 0 && iy < H;
+  // Where the row is pad, `src` is never read.
+  const int packed_row = row_in ? image * iy_count + (iy - iy_first) : 0;
+  __global const word_t* src = packed + (ulong)packed_row * (ulong)W * (ulong)Cw;
+  const word_t ones = pad_bit ? ~(word_t)0 : (word_t)0;
+  int ix = ox * stride_x - pad_left;
+  for (int kx = 0; kx < KW; ++kx) {
+    if (row_in && ix >= 0 && ix < W) {
+      __global const word_t* tap_src = src + (ulong)ix * (ulong)Cw;
+      for (int cw = 0; cw < Cw; ++cw) out[(ulong)cw * (ulong)P_pad] = tap_src[cw];
+    } else {
+      for (int cw = 0; cw < Cw; ++cw) {
+        const int count = C_IN - cw * WORD_BITS;
+        out[(ulong)cw * (ulong)P_pad] = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);
+      }
     }
+    out += tap_words;
+    ix += dilation_x;
   }
 }
 

@@ -48,7 +48,7 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
   l.global = {static_cast<std::size_t>(round_up(pixels, wg)), static_cast<std::size_t>(d.Cw)};
   out.push_back(l);
   l.kernel = words_kernel_name();
-  l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), static_cast<std::size_t>(d.KH * d.KW)};
+  l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), static_cast<std::size_t>(d.KH)};
   out.push_back(l);
   return out;
 }
