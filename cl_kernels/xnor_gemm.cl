@@ -23,7 +23,8 @@
 //   LOCAL_VARIANT 0 (Global, Mali: "local" memory is ordinary global memory there): each work-item reads its
 //     TM filter words and TN patch words straight from global memory at every k step; its TN columns are
 //     contiguous (p0 = global_id(0) * TN), so the loads are vload4s of adjacent blocks, and so are the stores
-//     of 4 columns of one image (vstore4). No __local, no barriers.
+//     of 4 columns of one image (vstore4). No __local, no barriers; a block wholly beyond P or M returns at
+//     once.
 //   LOCAL_VARIANT 1 (Local, on-chip local memory): per step the work-group stages a KT x TILE_M block of filters
 //     and a KT x TILE_N block of patches in __local (coalesced loads, words w >= Kw are zero and skipped),
 //     then each work-item reads rows lid1 + i*WG and columns lid0 + j*WG (adjacent work-items, adjacent
@@ -123,6 +124,9 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
 #if LOCAL_VARIANT == 0
   const int p0 = (int)get_global_id(0) * TN;
   const int o0 = (int)get_global_id(1) * TM;
+  // A block entirely in the tile padding has nothing to store (no barriers in this variant, so it may leave;
+  // a 1x1 layer with P = 1 would otherwise compute TILE_N columns).
+  if (p0 >= P || o0 >= M) return;
   __global const word_t* fp = filters + o0;
   __global const word_t* pp = patches + p0;
   for (int w = 0; w < Kw; ++w) {
