@@ -22,9 +22,10 @@
 //     bit j (LSB = 0) of word w is k = B*w + j in the filter's flat order k = (c*KH + ky)*KW + kx;
 //     Kw = ceil(K/B); bits k >= K are 0 (the host packs the filters the same way, so they xor to 0).
 //     Two ways to build it, same words:
-//     - bit rows (dilation_x == 1 and KW <= B, the usual case): two launches. row_pack_f32 / row_pack_u8 read X exactly
-//       once and binarize the chunk's input rows into rows[((image*C_IN + c)*iy_count + iy - iy_first)*Rw
-//       + rw] (Rw = ceil(W/B) words per row; bit j of word rw is pixel ix = B*rw + j; bits of pixels
+//     - bit rows (dilation_x == 1 and KW <= B, the usual case): two launches. row_pack_f32 / row_pack_u8
+//       read X exactly once and binarize the chunk's input rows into
+//       rows[((image*C_IN + c)*iy_count + iy - iy_first)*Rw + rw]
+//       (Rw = ceil(W/B) words per row; bit j of word rw is pixel ix = B*rw + j; bits of pixels
 //       ix >= W are the pad bit). im2col_pack_rows then builds the Kw words of a patch from C_IN*KH runs:
 //       each (c, ky) contributes the KW consecutive row bits starting at ix = ox*stride_x - pad_left, cut
 //       out with one funnel shift of two row words and a mask, and streamed into the words. A row word
@@ -47,8 +48,9 @@
 // Taps outside the input take the pad bit (1 for pad_value +1, else 0; thresholds never apply to them).
 //
 // NDRanges (local (WG_SIZE, 1)): im2col_pack_*: global (P_pad rounded up to WG_SIZE, Kw), one word per
-// work-item; im2col_pack_rows: global (P_pad rounded up, 1), one patch per work-item; row_pack_*: global (iy_count*Rw rounded up, n_count*C_IN), one row word per
-// work-item; channel_pack_*: global (n_count*iy_count*W rounded up, Cw), one packed word per work-item;
+// work-item; im2col_pack_rows: global (P_pad rounded up, 1), one patch per work-item; row_pack_*: global
+// (iy_count*Rw rounded up, n_count*C_IN), one row word per work-item; channel_pack_*: global
+// (n_count*iy_count*W rounded up, Cw), one packed word per work-item;
 // im2col_pack_words: global (P_pad rounded up, KH), the KW*Cw words of one row of taps of one patch per
 // work-item.
 

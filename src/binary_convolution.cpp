@@ -70,9 +70,11 @@ std::string Plan::to_string() const {
   out << "variant " << xnorcl::to_string(variant) << " (" << build_options << "), tile " << tile_m << "x"
       << tile_n << ", K = " << patch_bits << " bits in " << words_per_patch << " " << word_bits
       << "-bit words per "
-      << (channel_packed ? "channel-packed" : bit_rows ? "dense (from bit rows)" : "dense (bit by bit)")
-      << " patch, " << chunks
-      << (chunks == 1 ? " chunk" : " chunks") << ", scratch " << scratch_bytes << " bytes";
+      << (channel_packed ? "channel-packed"
+          : bit_rows     ? "dense (from bit rows)"
+                         : "dense (bit by bit)")
+      << " patch, " << chunks << (chunks == 1 ? " chunk" : " chunks") << ", scratch " << scratch_bytes
+      << " bytes";
   for (const Launch& l : launches) {
     out << "\n  " << l.kernel << " global " << l.global[0] << "x" << l.global[1] << " local " << l.local[0]
         << "x" << l.local[1];
@@ -103,11 +105,11 @@ struct BinaryConvolution::Impl {
   detail::XnorGemmLauncher gemm;
   detail::PadCorrectionLauncher pad_correction;
 
-  cl::Buffer filters;                // [Kw][M_pad] uint
-  cl::Buffer wsum;                   // [C_OUT][KH+1][KW+1] int summed-area tables (only with correction)
-  cl::Buffer threshold_keys;         // [C_IN] uint
-  cl::Buffer patches;                // [Kw][largest P_pad] words
-  cl::Buffer packed;                 // channel-packed and bit-row layouts: the binarized input of the largest chunk
+  cl::Buffer filters;         // [Kw][M_pad] uint
+  cl::Buffer wsum;            // [C_OUT][KH+1][KW+1] int summed-area tables (only with correction)
+  cl::Buffer threshold_keys;  // [C_IN] uint
+  cl::Buffer patches;         // [Kw][largest P_pad] words
+  cl::Buffer packed;          // channel-packed and bit-row layouts: the binarized input of the largest chunk
   cl::Buffer run_input, run_output;  // run()'s staging buffers, created on first use
 
   std::vector<std::pair<std::string, cl::Event>> last_events;

@@ -47,13 +47,17 @@ struct Chunk {
   // [n_count][C_IN][iy_count][Rw] bit rows; none for per-bit dense packing) and the largest index of its
   // first dimension(s) the kernels count in 32-bit ints.
   std::uint64_t packed_words(const LayerDims& d) const {
-    if (d.channel_packed) return std::uint64_t(n_count) * std::uint64_t(iy_count) * std::uint64_t(d.W) * std::uint64_t(d.Cw);
-    if (d.bit_rows) return std::uint64_t(n_count) * std::uint64_t(d.C_IN) * std::uint64_t(iy_count) * std::uint64_t(d.Rw);
+    if (d.channel_packed)
+      return std::uint64_t(n_count) * std::uint64_t(iy_count) * std::uint64_t(d.W) * std::uint64_t(d.Cw);
+    if (d.bit_rows)
+      return std::uint64_t(n_count) * std::uint64_t(d.C_IN) * std::uint64_t(iy_count) * std::uint64_t(d.Rw);
     return 0;
   }
   std::uint64_t packed_int_extent(const LayerDims& d) const {
     if (d.channel_packed) return std::uint64_t(n_count) * std::uint64_t(iy_count) * std::uint64_t(d.W);
-    if (d.bit_rows) return std::max(std::uint64_t(n_count) * std::uint64_t(d.C_IN), std::uint64_t(iy_count) * std::uint64_t(d.Rw));
+    if (d.bit_rows)
+      return std::max(std::uint64_t(n_count) * std::uint64_t(d.C_IN),
+                      std::uint64_t(iy_count) * std::uint64_t(d.Rw));
     return 0;
   }
 };
@@ -61,7 +65,8 @@ struct Chunk {
 // The K layout of a layer: channel-packed where the channel words waste at most half their bits
 // (2*C_IN >= Cw*word_bits: many channels, e.g. ResNet's 64..512 or the paper's 32 with 32-bit words), else
 // dense (c, ky, kx) packing (a 3-channel first layer), from bit rows where dilation_x == 1 and
-// KW <= word_bits (needs d.W, d.KW and d.dilation_x), else bit by bit. Sets channel_packed, Cw, bit_rows, Rw and Kw.
+// KW <= word_bits (needs d.W, d.KW and d.dilation_x), else bit by bit. Sets channel_packed, Cw, bit_rows, Rw
+// and Kw.
 inline void choose_packing(LayerDims& d, int word_bits) {
   d.word_bits = word_bits;
   d.Cw = (d.C_IN + word_bits - 1) / word_bits;

@@ -23,7 +23,9 @@ class Im2colPackLauncher {
   // The kernel that reads X (the one every run of the layout enqueues first).
   static const char* kernel_name(bool uint8_input, bool channel_packed = false);
   static const char* words_kernel_name() { return "im2col_pack_words"; }
-  static const char* row_kernel_name(bool uint8_input) { return uint8_input ? "row_pack_u8" : "row_pack_f32"; }
+  static const char* row_kernel_name(bool uint8_input) {
+    return uint8_input ? "row_pack_u8" : "row_pack_f32";
+  }
   static const char* rows_kernel_name() { return "im2col_pack_rows"; }
   std::vector<Plan::Launch> launches(const LayerDims& d, const Chunk& c, bool uint8_input = false) const;
   // Packs the chunk's patches (channel-packed layouts go through `packed`, [n_count][iy_count][W][Cw] words,

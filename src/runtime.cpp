@@ -356,11 +356,10 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
   // Every program of the variant in use is built now, once per Runtime, never per layer.
   // The GEMM first: its configuration fixes the word size the packing program is built for.
   build_gemm(*s);
-  build_linear(
-      *s, "im2col_pack.cl",
-      {"im2col_pack_f32", "im2col_pack_u8", "row_pack_f32", "row_pack_u8", "im2col_pack_rows", "channel_pack_f32",
-       "channel_pack_u8", "im2col_pack_words"},
-      s->gemm.word_bits, s->im2col_pack, s->pack_work_group);
+  build_linear(*s, "im2col_pack.cl",
+               {"im2col_pack_f32", "im2col_pack_u8", "row_pack_f32", "row_pack_u8", "im2col_pack_rows",
+                "channel_pack_f32", "channel_pack_u8", "im2col_pack_words"},
+               s->gemm.word_bits, s->im2col_pack, s->pack_work_group);
   build_linear(*s, "pad_correction.cl", {"pad_correction"}, 0, s->pad_correction, s->correction_work_group);
   return s;
 }
