@@ -18,7 +18,8 @@ int main() {
     const auto y = conv.run(x.data());
     const auto r = xnorcl::reference_binary_convolution(x.data(), x_shape, filter, a);
     const bool same = y.size() == r.size() && std::memcmp(y.data(), r.data(), y.size() * sizeof(float)) == 0;
-    std::printf("xnorcl %s on %s: %s\n", xnorcl::version(), runtime.device_name().c_str(), same ? "PASS" : "FAIL");
+    std::printf("xnorcl %s on %s: %s\n", xnorcl::version(), runtime.device_name().c_str(),
+                same ? "PASS" : "FAIL");
     return same ? 0 : 1;
   } catch (const xnorcl::Error& e) {
     std::printf("xnorcl error: %s\n", e.what());
