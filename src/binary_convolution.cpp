@@ -1,5 +1,6 @@
 // BinaryConvolution: validate -> pads -> pack the filter into the device layout -> plan -> enqueue the
-// launchers (im2col_pack, xnor_gemm, and pad_correction where a pad_value other than +-1 meets pad taps).
+// launchers (im2col_pack, xnor_gemm; where a pad_value other than +-1 meets pad taps, the GEMM folds it into
+// its border stores).
 // Results are never computed on the host.
 #include "xnorcl/binary_convolution.hpp"
 
@@ -14,7 +15,6 @@
 #include "conv_layout.hpp"
 #include "enqueue_checks.hpp"
 #include "im2col_pack.hpp"
-#include "pad_correction.hpp"
 #include "runtime_state.hpp"
 #include "xnor_gemm.hpp"
 #include "xnorcl/error.hpp"
@@ -22,7 +22,6 @@
 namespace xnorcl {
 namespace {
 
-using detail::Border;
 using detail::Chunk;
 using detail::cl_call;
 using detail::LayerDims;
@@ -91,10 +90,10 @@ struct BinaryConvolution::Impl {
   Plan plan;
 
   // Pad handling: v = +1 packs pad taps as bit 1, v = -1 as bit 0 (then the GEMM's integers are the result);
-  // any other v packs bit 0 and, where pad taps exist, pad_correction rewrites the border positions.
+  // any other v packs bit 0 and, where pad taps exist, the GEMM writes the border positions as
+  // fma(v, S, G + S) (the pad fold, cl_kernels/xnor_gemm.cl).
   cl_uint pad_bit = 0;
-  bool correction = false;
-  Border border;
+  detail::PadFold fold;
 
   int M_pad = 0;
   std::vector<Chunk> chunks;     // of one enqueue over all N batches
@@ -103,10 +102,9 @@ struct BinaryConvolution::Impl {
 
   detail::Im2colPackLauncher pack;
   detail::XnorGemmLauncher gemm;
-  detail::PadCorrectionLauncher pad_correction;
 
   cl::Buffer filters;         // [Kw][M_pad] uint
-  cl::Buffer wsum;            // [C_OUT][KH+1][KW+1] int summed-area tables (only with correction)
+  cl::Buffer wsum;            // [C_OUT][KH+1][KW+1] int summed-area tables (only with the pad fold)
   cl::Buffer threshold_keys;  // [C_IN] uint
   cl::Buffer patches;         // [Kw][largest P_pad] words
   cl::Buffer packed;          // channel-packed and bit-row layouts: the binarized input of the largest chunk
@@ -180,16 +178,9 @@ cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl
                         wait_list, last_events);
     previous.assign(1, last);
     wait_list = &previous;
-    last = gemm.enqueue(queue, filters, patches, output, dims, M_pad, c, wait_list);
+    last = gemm.enqueue(queue, filters, patches, output, dims, M_pad, c, fold, wsum, wait_list);
     last_events.emplace_back(detail::XnorGemmLauncher::kernel_name(), last);
     previous.assign(1, last);
-  }
-  if (correction) {
-    std::vector<cl::Event> events;
-    last = pad_correction.enqueue(queue, output, wsum, attributes.pad_value, dims, border, batches, wait_list,
-                                  &events);
-    for (const cl::Event& e : events)
-      last_events.emplace_back(detail::PadCorrectionLauncher::kernel_name(), e);
   }
   return last;
 }
@@ -228,14 +219,14 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   detail::choose_packing(d, state->gemm.word_bits);
 
   const float v = attributes.pad_value;
-  m.border = detail::compute_border(d);
   m.pad_bit = v == 1.0f ? 1u : 0u;
-  m.correction = v != 1.0f && v != -1.0f && m.border.per_plane > 0;
+  m.fold.border = detail::compute_border(d);
+  m.fold.v = v;
+  m.fold.correct = v != 1.0f && v != -1.0f && m.fold.border.per_plane > 0;
 
   // Kernels of this object, created from the runtime's programs (checked against CL_KERNEL_WORK_GROUP_SIZE).
   m.pack = detail::Im2colPackLauncher(*state);
   m.gemm = detail::XnorGemmLauncher(*state);
-  if (m.correction) m.pad_correction = detail::PadCorrectionLauncher(*state);
 
   // Chunks: the patch matrix of one chunk (Kw * P_pad words) stays within the budget, the device's
   // CL_DEVICE_MAX_MEM_ALLOC_SIZE and 32-bit column indices.
@@ -346,10 +337,10 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   if (!attributes.input_thresholds.empty()) {
     for (int c = 0; c < d.C_IN; ++c) keys[c] = order_key(attributes.input_thresholds[c]);
   }
-  // The pad correction's summed-area tables (pad_correction.cl): per o, [KH+1][KW+1] prefix sums over (ky,
-  // kx) of the sum over c of w_real.
+  // The pad fold's summed-area tables (xnor_gemm.cl): per o, [KH+1][KW+1] prefix sums over (ky, kx) of the
+  // sum over c of w_real.
   std::vector<cl_int> wsum;
-  if (m.correction) {
+  if (m.fold.correct) {
     const int taps = d.KH * d.KW;
     const int row = d.KW + 1, table = (d.KH + 1) * row;
     std::vector<cl_int> per_tap(static_cast<std::size_t>(taps));
@@ -379,7 +370,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
                                filter_image.data());
         m.threshold_keys =
             cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, keys.size() * 4, keys.data());
-        if (m.correction) {
+        if (m.fold.correct) {
           m.wsum = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, wsum.size() * 4,
                               wsum.data());
         }
@@ -403,9 +394,6 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   p.chunks = static_cast<int>(m.chunks.size());
   for (const Plan::Launch& l : m.pack.launches(d, m.chunks.front())) p.launches.push_back(l);
   p.launches.push_back(m.gemm.launch(m.M_pad, m.chunks.front()));
-  if (m.correction) {
-    for (const Plan::Launch& l : m.pad_correction.launches(m.border, d, d.N)) p.launches.push_back(l);
-  }
   p.scratch_bytes =
       static_cast<std::size_t>(filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes + packed_bytes);
 
@@ -508,7 +496,7 @@ cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& 
   const std::uint64_t need_in = m.dims.input_per_batch() * std::uint64_t(m.dims.N) * sizeof(float);
   const std::uint64_t need_out = m.dims.output_per_batch() * std::uint64_t(m.dims.N) * sizeof(float);
   detail::check_enqueue_arguments(m.runtime.state()->context, {input, need_in, m.geometry.input},
-                                  {output, need_out, m.geometry.output}, m.correction, wait);
+                                  {output, need_out, m.geometry.output}, false, wait);
   m.last_events.clear();
   return m.enqueue_all(input, output, m.dims.N, false, wait);
 }
