@@ -21,11 +21,12 @@
 //             pad tap the bit 0 (real -1), so G = (2P - B) - S with S = sum of w_real over the pad taps; the
 //             store writes border positions as fma(v, (float)S, (float)(G + S)) = fmaf(v, S, 2P - B), the
 //             reference's value with one rounding (SPEC section 1). Interior columns stay the plain store.
-//   sat       (read only with correct = 1) int [C_OUT][KH+1][KW+1], computed on the host: the summed-area
-//             table of w_sum[o][ky][kx] = sum over c of w_real, sat[o][a][b] = sum over ky < a, kx < b.
-//             The in-bounds taps of a window form the rectangle [ky_lo, ky_hi) x [kx_lo, kx_hi) (iy grows
-//             with ky, ix with kx), so S = (sum of all taps) - (sum over the rectangle): four table reads per
-//             output value, the rectangle found once per column.
+//   s_table   (read only with correct = 1) int [C_OUT][row_classes][column_classes], computed on the host
+//             from the per-channel summed-area table of w_sum[o][ky][kx] = sum over c of w_real: S of every
+//             class of border position. The in-bounds taps of a window form a rectangle of (ky, kx) whose
+//             rows depend on oy only and columns on ox only, so positions fall into classes: rows above the
+//             interior (oy < oy_lo) one class each, the interior rows one class, rows below (oy >= oy_hi)
+//             one class each; columns likewise. One table read per border output value, no division.
 //   Border positions: outside the interior [oy_lo, oy_hi) x [ox_lo, ox_hi) (host-computed, possibly empty).
 //   A group of 4 contiguous columns wholly interior is one vstore4; one touching the border is stored
 //   column by column. Pad taps thus add work only in the GEMM's border stores: no extra kernel, no
@@ -64,9 +65,8 @@ typedef uint4 word4_t;
 // The layer's padding geometry for the pad fold (see the header).
 typedef struct {
   float v;
-  __global const int* sat;
-  int H, W, KH, KW, stride_y, stride_x, dilation_y, dilation_x, pad_top, pad_left, OW;
-  int oy_lo, oy_hi, ox_lo, ox_hi;
+  __global const int* s_table;
+  int OW, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes;
 } pad_fold;
 
 // The plain store (no pad fold): G for every column.
@@ -134,44 +134,22 @@ inline void store_block(__global float* restrict y, const uint acc[TM][TN], cons
   }
 }
 
-// For output position (oy, ox): whether it is a border position and, if so, the summed-area-table offsets of
-// the whole kernel and of the in-bounds rectangle's corners (hh, lh, hl, ll). No division.
-inline int border_offsets(const pad_fold* f, const int oy, const int ox, int4* corners, int* whole) {
+// For output position (oy, ox): whether it is a border position and, if so, its class in the S table (see
+// the header): rows oy < oy_lo are classes 0 .. oy_lo-1, the interior rows class oy_lo, rows oy >= oy_hi
+// classes oy_lo+1 .. (likewise columns). No division.
+inline int border_class(const pad_fold* f, const int oy, const int ox, int* cls) {
   if (oy >= f->oy_lo && oy < f->oy_hi && ox >= f->ox_lo && ox < f->ox_hi) return 0;
-  const int iy0 = oy * f->stride_y - f->pad_top;
-  const int ix0 = ox * f->stride_x - f->pad_left;
-  int ky_lo = f->KH, ky_hi = 0, kx_lo = f->KW, kx_hi = 0;
-  for (int ky = f->KH - 1; ky >= 0; --ky) {
-    const int iy = iy0 + ky * f->dilation_y;
-    if (iy >= 0 && iy < f->H) {
-      ky_lo = ky;
-      ky_hi = max(ky_hi, ky + 1);
-    }
-  }
-  for (int kx = f->KW - 1; kx >= 0; --kx) {
-    const int ix = ix0 + kx * f->dilation_x;
-    if (ix >= 0 && ix < f->W) {
-      kx_lo = kx;
-      kx_hi = max(kx_hi, kx + 1);
-    }
-  }
-  if (ky_hi <= ky_lo || kx_hi <= kx_lo) {  // no tap in bounds
-    ky_lo = ky_hi = 0;
-    kx_lo = kx_hi = 0;
-  }
-  const int row = f->KW + 1;
-  *whole = f->KH * row + f->KW;
-  *corners = (int4)(ky_hi * row + kx_hi, ky_lo * row + kx_hi, ky_hi * row + kx_lo, ky_lo * row + kx_lo);
+  const int ry = oy < f->oy_lo ? oy : (oy < f->oy_hi ? f->oy_lo : f->oy_lo + 1 + (oy - f->oy_hi));
+  const int rx = ox < f->ox_lo ? ox : (ox < f->ox_hi ? f->ox_lo : f->ox_lo + 1 + (ox - f->ox_hi));
+  *cls = ry * f->column_classes + rx;
   return 1;
 }
 
 // The value of output channel o at a position: G, or at a border position under the pad fold
-// fma(v, S, G + S) with S from o's summed-area table.
-inline float folded(const pad_fold* f, const int G, const int o, const int border, const int4 corners,
-                    const int whole) {
+// fma(v, S, G + S) with S read from o's S table.
+inline float folded(const pad_fold* f, const int G, const int o, const int border, const int cls) {
   if (!border) return (float)G;
-  __global const int* t = f->sat + (ulong)o * (ulong)((f->KH + 1) * (f->KW + 1));
-  const int S = t[whole] - (t[corners.s0] - t[corners.s1] - t[corners.s2] + t[corners.s3]);
+  const int S = f->s_table[(ulong)o * (ulong)f->row_classes * (ulong)f->column_classes + (ulong)cls];
   return fma(f->v, (float)S, (float)(G + S));
 }
 
@@ -225,15 +203,14 @@ inline void store_block_folded(__global float* restrict y, const uint acc[TM][TN
             const int qy = oy0 + ry;
             const ulong column = (ulong)qy * (ulong)OW + (ulong)ox;
             const int qn = n0 + image;
-            int4 corners = (int4)(0);
-            int whole = 0;
-            const int border = border_offsets(f, qy, ox, &corners, &whole);
+            int cls = 0;
+            const int border = border_class(f, qy, ox, &cls);
 #pragma unroll
             for (int i = 0; i < TM; ++i) {
               const int o = o_first + i;
               if (o >= M) continue;
               y[((ulong)qn * (ulong)M + (ulong)o) * OHW + column] =
-                  folded(f, K - 2 * (int)acc[i][j + jj], o, border, corners, whole);
+                  folded(f, K - 2 * (int)acc[i][j + jj], o, border, cls);
             }
           }
           ++ox;
@@ -264,15 +241,14 @@ inline void store_block_folded(__global float* restrict y, const uint acc[TM][TN
     const int ox = within - ry * OW;
     const int oy = oy0 + ry;
     const ulong column = (ulong)oy * (ulong)OW + (ulong)ox;
-    int4 corners = (int4)(0);
-    int whole = 0;
-    const int border = border_offsets(f, oy, ox, &corners, &whole);
+    int cls = 0;
+    const int border = border_class(f, oy, ox, &cls);
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
       const int o = o_first + i * o_step;
       if (o >= M) continue;
       const ulong index = ((ulong)n * (ulong)M + (ulong)o) * OHW + column;
-      y[index] = folded(f, K - 2 * (int)acc[i][j], o, border, corners, whole);
+      y[index] = folded(f, K - 2 * (int)acc[i][j], o, border, cls);
     }
   }
 }
@@ -283,22 +259,14 @@ inline void store_block_folded(__global float* restrict y, const uint acc[TM][TN
   do { \
     pad_fold fold; \
     fold.v = v; \
-    fold.sat = sat; \
-    fold.H = H; \
-    fold.W = W; \
-    fold.KH = KH; \
-    fold.KW = KW; \
-    fold.stride_y = stride_y; \
-    fold.stride_x = stride_x; \
-    fold.dilation_y = dilation_y; \
-    fold.dilation_x = dilation_x; \
-    fold.pad_top = pad_top; \
-    fold.pad_left = pad_left; \
+    fold.s_table = s_table; \
     fold.OW = OW; \
     fold.oy_lo = oy_lo; \
     fold.oy_hi = oy_hi; \
     fold.ox_lo = ox_lo; \
     fold.ox_hi = ox_hi; \
+    fold.row_classes = row_classes; \
+    fold.column_classes = column_classes; \
     store_block_folded(y, acc, o_first, o_step, p_first, p_step, M, K, P, per_image, n0, OHW, oy0, \
                        &fold); \
   } while (0)
@@ -307,9 +275,8 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
     __global const word_t* restrict filters, __global const word_t* restrict patches, __global float* restrict y,
     const int M, const int M_pad, const int Kw, const int K, const int P, const int P_pad, const int per_image,
     const int n0, const ulong OHW, const ulong row_offset, const int correct, const float v,
-    __global const int* restrict sat, const int H, const int W, const int KH, const int KW, const int stride_y,
-    const int stride_x, const int dilation_y, const int dilation_x, const int pad_top, const int pad_left,
-    const int OW, const int oy0, const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi) {
+    __global const int* restrict s_table, const int OW, const int oy0, const int oy_lo, const int oy_hi,
+    const int ox_lo, const int ox_hi, const int row_classes, const int column_classes) {
   uint acc[TM][TN];
 #pragma unroll
   for (int i = 0; i < TM; ++i) {

@@ -5,6 +5,7 @@
 #include "xnorcl/binary_convolution.hpp"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -104,7 +105,7 @@ struct BinaryConvolution::Impl {
   detail::XnorGemmLauncher gemm;
 
   cl::Buffer filters;         // [Kw][M_pad] uint
-  cl::Buffer wsum;            // [C_OUT][KH+1][KW+1] int summed-area tables (only with the pad fold)
+  cl::Buffer wsum;            // [C_OUT][row_classes][column_classes] int S tables (only with the pad fold)
   cl::Buffer threshold_keys;  // [C_IN] uint
   cl::Buffer patches;         // [Kw][largest P_pad] words
   cl::Buffer packed;          // channel-packed and bit-row layouts: the binarized input of the largest chunk
@@ -337,14 +338,59 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   if (!attributes.input_thresholds.empty()) {
     for (int c = 0; c < d.C_IN; ++c) keys[c] = order_key(attributes.input_thresholds[c]);
   }
-  // The pad fold's summed-area tables (xnor_gemm.cl): per o, [KH+1][KW+1] prefix sums over (ky, kx) of the
-  // sum over c of w_real.
+  // The pad fold's S tables (xnor_gemm.cl): per o, S (the sum of w_real over the pad taps) of every class of
+  // border position, [row_classes][column_classes], from o's summed-area table of the sum over c of w_real.
   std::vector<cl_int> wsum;
   if (m.fold.correct) {
+    const detail::Border& bd = m.fold.border;
+    const int row_classes = bd.oy_lo + 1 + (d.OH - bd.oy_hi);
+    const int column_classes = bd.ox_lo + 1 + (d.OW - bd.ox_hi);
+    const std::uint64_t s_bytes =
+        std::uint64_t(d.C_OUT) * std::uint64_t(row_classes) * std::uint64_t(column_classes) * 4;
+    if (s_bytes > max_alloc) {
+      throw Error("the pad_value tables of layer " + to_string(g.input) + " * " + to_string(g.filter) + " need " +
+                  std::to_string(s_bytes) + " bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                  std::to_string(max_alloc) + ")");
+    }
+    m.fold.row_classes = row_classes;
+    m.fold.column_classes = column_classes;
+    // The in-bounds taps of output row oy (column ox): [lo, hi), empty as [0, 0). Class `cls` of a dimension
+    // with interior [in_lo, in_hi): classes below in_lo are positions, in_lo the interior (every tap), above
+    // it positions in_hi + (cls - in_lo - 1).
+    auto taps_of = [](int cls, int in_lo, int in_hi, int size, int taps, int stride, int dilation, int pad,
+                      int& lo, int& hi) {
+      if (cls == in_lo) {
+        lo = 0;
+        hi = taps;
+        return;
+      }
+      const int o = cls < in_lo ? cls : in_hi + (cls - in_lo - 1);
+      const std::int64_t i0 = std::int64_t(o) * stride - pad;
+      lo = taps;
+      hi = 0;
+      for (int k = 0; k < taps; ++k) {
+        const std::int64_t i = i0 + std::int64_t(k) * dilation;
+        if (i >= 0 && i < size) {
+          lo = std::min(lo, k);
+          hi = std::max(hi, k + 1);
+        }
+      }
+      if (hi <= lo) lo = hi = 0;
+    };
+    std::vector<std::array<int, 2>> rows(static_cast<std::size_t>(row_classes));
+    std::vector<std::array<int, 2>> columns(static_cast<std::size_t>(column_classes));
+    for (int r = 0; r < row_classes; ++r) {
+      taps_of(r, bd.oy_lo, bd.oy_hi, d.H, d.KH, d.stride_y, d.dilation_y, d.pad_top, rows[r][0], rows[r][1]);
+    }
+    for (int x = 0; x < column_classes; ++x) {
+      taps_of(x, bd.ox_lo, bd.ox_hi, d.W, d.KW, d.stride_x, d.dilation_x, d.pad_left, columns[x][0],
+              columns[x][1]);
+    }
     const int taps = d.KH * d.KW;
     const int row = d.KW + 1, table = (d.KH + 1) * row;
     std::vector<cl_int> per_tap(static_cast<std::size_t>(taps));
-    wsum.assign(std::size_t(d.C_OUT) * table, 0);
+    std::vector<cl_int> sat(static_cast<std::size_t>(table));
+    wsum.assign(std::size_t(d.C_OUT) * std::size_t(row_classes) * std::size_t(column_classes), 0);
     for (int o = 0; o < d.C_OUT; ++o) {
       std::fill(per_tap.begin(), per_tap.end(), 0);
       for (int c = 0; c < d.C_IN; ++c) {
@@ -352,11 +398,22 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
           per_tap[t] += filter.bit((std::int64_t(o) * d.C_IN + c) * taps + t) ? 1 : -1;
         }
       }
-      cl_int* sat = wsum.data() + std::size_t(o) * table;
+      std::fill(sat.begin(), sat.end(), 0);
       for (int a = 1; a <= d.KH; ++a) {
         for (int b = 1; b <= d.KW; ++b) {
           sat[a * row + b] = per_tap[(a - 1) * d.KW + (b - 1)] + sat[(a - 1) * row + b] +
                              sat[a * row + b - 1] - sat[(a - 1) * row + b - 1];
+        }
+      }
+      // S = (sum of all taps) - (sum over the in-bounds rectangle).
+      cl_int* s = wsum.data() + std::size_t(o) * std::size_t(row_classes) * std::size_t(column_classes);
+      for (int r = 0; r < row_classes; ++r) {
+        const int ky_lo = rows[r][0], ky_hi = rows[r][1];
+        for (int x = 0; x < column_classes; ++x) {
+          const int kx_lo = columns[x][0], kx_hi = columns[x][1];
+          const int inside = sat[ky_hi * row + kx_hi] - sat[ky_lo * row + kx_hi] - sat[ky_hi * row + kx_lo] +
+                             sat[ky_lo * row + kx_lo];
+          s[std::size_t(r) * std::size_t(column_classes) + std::size_t(x)] = sat[d.KH * row + d.KW] - inside;
         }
       }
     }

@@ -14,11 +14,12 @@ namespace xnorcl::detail {
 Border compute_border(const LayerDims& d);
 
 // The pad fold of a layer: with `correct`, the GEMM writes border positions as fma(v, S, G + S), S from the
-// summed-area tables in `sat` (see cl_kernels/xnor_gemm.cl); without, `sat` is not read.
+// per-class tables in `sat` (see cl_kernels/xnor_gemm.cl); without, `sat` is not read.
 struct PadFold {
   bool correct = false;
   float v = 0.0f;
   Border border;
+  int row_classes = 0, column_classes = 0;  // of the S table: [C_OUT][row_classes][column_classes]
 };
 
 class XnorGemmLauncher {
