@@ -348,8 +348,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
     const std::uint64_t s_bytes =
         std::uint64_t(d.C_OUT) * std::uint64_t(row_classes) * std::uint64_t(column_classes) * 4;
     if (s_bytes > max_alloc) {
-      throw Error("the pad_value tables of layer " + to_string(g.input) + " * " + to_string(g.filter) + " need " +
-                  std::to_string(s_bytes) + " bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+      throw Error("the pad_value tables of layer " + to_string(g.input) + " * " + to_string(g.filter) +
+                  " need " + std::to_string(s_bytes) + " bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
                   std::to_string(max_alloc) + ")");
     }
     m.fold.row_classes = row_classes;

@@ -65,7 +65,8 @@ cl::Event XnorGemmLauncher::enqueue(const cl::CommandQueue& queue, const cl::Buf
         // Without the fold the table is never read: any valid buffer will do (the filters).
         kernel_.setArg(i++, fold.correct ? sat : filters);
         const Border& b = fold.border;
-        for (int v : {d.OW, c.oy0, b.oy_lo, b.oy_hi, b.ox_lo, b.ox_hi, fold.row_classes, fold.column_classes}) {
+        for (int v :
+             {d.OW, c.oy0, b.oy_lo, b.oy_hi, b.ox_lo, b.ox_hi, fold.row_classes, fold.column_classes}) {
           kernel_.setArg(i++, static_cast<cl_int>(v));
         }
         cl::Event e;
