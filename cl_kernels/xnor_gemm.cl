@@ -14,8 +14,23 @@
 // Writes:
 //   y         float NCHW [N, M, OH, OW]. Column p of this chunk is image n0 + p / per_image, position
 //             row_offset + p % per_image within the image (row_offset = oy0*OW); 64-bit offsets.
-//             The value is the exact integer sum over all taps of x_real * w_real, pad taps counted as the pad
-//             bit the packing kernel wrote (pad_correction.cl fixes border positions for other pad values).
+//             Interior positions (every tap in bounds) and all positions of a layer without the pad fold
+//             (correct = 0: no pad taps, or v = +-1, where the packing kernel wrote pad taps as the bit of v)
+//             get G = K - 2 * popcounts, the exact integer 2P - B (- S for v = -1 packed as bit 0).
+//             Pad fold (correct = 1: the layer has pad taps and v is not +-1): the packing kernel gave every
+//             pad tap the bit 0 (real -1), so G = (2P - B) - S with S = sum of w_real over the pad taps; the
+//             store writes border positions as fma(v, (float)S, (float)(G + S)) = fmaf(v, S, 2P - B), the
+//             reference's value with one rounding (SPEC section 1). Interior columns stay the plain store.
+//   s_table   (read only with correct = 1) int [C_OUT][row_classes][column_classes], computed on the host
+//             from the per-channel summed-area table of w_sum[o][ky][kx] = sum over c of w_real: S of every
+//             class of border position. The in-bounds taps of a window form a rectangle of (ky, kx) whose
+//             rows depend on oy only and columns on ox only, so positions fall into classes: rows above the
+//             interior (oy < oy_lo) one class each, the interior rows one class, rows below (oy >= oy_hi)
+//             one class each; columns likewise. One table read per border output value, no division.
+//   Border positions: outside the interior [oy_lo, oy_hi) x [ox_lo, ox_hi) (host-computed, possibly empty).
+//   A group of 4 contiguous columns wholly interior is one vstore4; one touching the border is stored
+//   column by column. Pad taps thus add work only in the GEMM's border stores: no extra kernel, no
+//   read-modify-write of the output.
 //
 // Variants (one program per configuration, -DLOCAL_VARIANT=0/1 -DWG=.. -DTM=.. -DTN=.. -DKT=.. -DWORD_BITS=..):
 //   2-D NDRange, global (P_pad / TN, M_pad / TM), local (WG, WG); each work-item accumulates a TM x TN block of
@@ -47,6 +62,14 @@ typedef uint4 word4_t;
 #define TILE_M (WG * TM)
 #define TILE_N (WG * TN)
 
+// The layer's padding geometry for the pad fold (see the header).
+typedef struct {
+  float v;
+  __global const int* s_table;
+  int OW, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes;
+} pad_fold;
+
+// The plain store (no pad fold): G for every column.
 inline void store_block(__global float* restrict y, const uint acc[TM][TN], const int o_first, const int o_step,
                         const int p_first, const int p_step, const int M, const int K, const int P,
                         const int per_image, const int n0, const ulong OHW, const ulong row_offset) {
@@ -83,7 +106,8 @@ inline void store_block(__global float* restrict y, const uint acc[TM][TN], cons
           for (int i = 0; i < TM; ++i) {
             const int o = o_first + i;
             if (o >= M) continue;
-            y[((ulong)qn * (ulong)M + (ulong)o) * OHW + column] = (float)(K - 2 * (int)acc[i][j + jj]);
+            y[((ulong)qn * (ulong)M + (ulong)o) * OHW + column] =
+(float)(K - 2 * (int)acc[i][j + jj]);
           }
         }
       }
@@ -110,10 +134,149 @@ inline void store_block(__global float* restrict y, const uint acc[TM][TN], cons
   }
 }
 
+// For output position (oy, ox): whether it is a border position and, if so, its class in the S table (see
+// the header): rows oy < oy_lo are classes 0 .. oy_lo-1, the interior rows class oy_lo, rows oy >= oy_hi
+// classes oy_lo+1 .. (likewise columns). No division.
+inline int border_class(const pad_fold* f, const int oy, const int ox, int* cls) {
+  if (oy >= f->oy_lo && oy < f->oy_hi && ox >= f->ox_lo && ox < f->ox_hi) return 0;
+  const int ry = oy < f->oy_lo ? oy : (oy < f->oy_hi ? f->oy_lo : f->oy_lo + 1 + (oy - f->oy_hi));
+  const int rx = ox < f->ox_lo ? ox : (ox < f->ox_hi ? f->ox_lo : f->ox_lo + 1 + (ox - f->ox_hi));
+  *cls = ry * f->column_classes + rx;
+  return 1;
+}
+
+// The value of output channel o at a position: G, or at a border position under the pad fold
+// fma(v, S, G + S) with S read from o's S table.
+inline float folded(const pad_fold* f, const int G, const int o, const int border, const int cls) {
+  if (!border) return (float)G;
+  const int S = f->s_table[(ulong)o * (ulong)f->row_classes * (ulong)f->column_classes + (ulong)cls];
+  return fma(f->v, (float)S, (float)(G + S));
+}
+
+// The store under the pad fold: groups of 4 interior columns are the plain vstore4, border columns are
+// stored one by one. Contiguous columns (p_step 1) find their (image, row, column) with one division per
+// work-item and then step through them; strided ones (the Local variant) divide per column. Quotients and
+// remainders are written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10 cannot execute).
+inline void store_block_folded(__global float* restrict y, const uint acc[TM][TN], const int o_first,
+                               const int o_step, const int p_first, const int p_step, const int M, const int K,
+                               const int P, const int per_image, const int n0, const ulong OHW,
+                               const int oy0, const pad_fold* f) {
+  const int OW = f->OW;
+#if TN % 4 == 0
+  if (p_step == 1) {
+    int image = p_first / per_image;
+    int within = p_first - image * per_image;
+    int ry = within / OW;  // row within the chunk
+    int ox = within - ry * OW;
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) {
+      const int p = p_first + j;
+      const int oy = oy0 + ry;
+      if (p + 3 < P && ox + 3 < OW && oy >= f->oy_lo && oy < f->oy_hi && ox >= f->ox_lo &&
+          ox + 4 <= f->ox_hi) {
+        const ulong column = (ulong)oy * (ulong)OW + (ulong)ox;
+        const int n = n0 + image;
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+          const int o = o_first + i;
+          if (o >= M) continue;
+          const ulong index = ((ulong)n * (ulong)M + (ulong)o) * OHW + column;
+          const float4 v = (float4)((float)(K - 2 * (int)acc[i][j]), (float)(K - 2 * (int)acc[i][j + 1]),
+                                    (float)(K - 2 * (int)acc[i][j + 2]), (float)(K - 2 * (int)acc[i][j + 3]));
+          vstore4(v, 0, y + index);
+        }
+        ox += 4;
+        within += 4;
+        if (within == per_image) {
+          within = 0;
+          ry = 0;
+          ox = 0;
+          ++image;
+        } else if (ox == OW) {
+          ox = 0;
+          ++ry;
+        }
+      } else {
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+          if (p + jj < P) {
+            const int qy = oy0 + ry;
+            const ulong column = (ulong)qy * (ulong)OW + (ulong)ox;
+            const int qn = n0 + image;
+            int cls = 0;
+            const int border = border_class(f, qy, ox, &cls);
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+              const int o = o_first + i;
+              if (o >= M) continue;
+              y[((ulong)qn * (ulong)M + (ulong)o) * OHW + column] =
+                  folded(f, K - 2 * (int)acc[i][j + jj], o, border, cls);
+            }
+          }
+          ++ox;
+          ++within;
+          if (within == per_image) {
+            within = 0;
+            ry = 0;
+            ox = 0;
+            ++image;
+          } else if (ox == OW) {
+            ox = 0;
+            ++ry;
+          }
+        }
+      }
+    }
+    return;
+  }
+#endif
+#pragma unroll
+  for (int j = 0; j < TN; ++j) {
+    const int p = p_first + j * p_step;
+    if (p >= P) continue;
+    const int image = p / per_image;
+    const int n = n0 + image;
+    const int within = p - image * per_image;
+    const int ry = within / OW;
+    const int ox = within - ry * OW;
+    const int oy = oy0 + ry;
+    const ulong column = (ulong)oy * (ulong)OW + (ulong)ox;
+    int cls = 0;
+    const int border = border_class(f, oy, ox, &cls);
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int o = o_first + i * o_step;
+      if (o >= M) continue;
+      const ulong index = ((ulong)n * (ulong)M + (ulong)o) * OHW + column;
+      y[index] = folded(f, K - 2 * (int)acc[i][j], o, border, cls);
+    }
+  }
+}
+
+// The pad fold's store, its geometry gathered from the kernel arguments (a branch uniform over the NDRange,
+// so a layer without the fold runs the plain store unchanged).
+#define STORE_FOLDED(o_first, o_step, p_first, p_step) \
+  do { \
+    pad_fold fold; \
+    fold.v = v; \
+    fold.s_table = s_table; \
+    fold.OW = OW; \
+    fold.oy_lo = oy_lo; \
+    fold.oy_hi = oy_hi; \
+    fold.ox_lo = ox_lo; \
+    fold.ox_hi = ox_hi; \
+    fold.row_classes = row_classes; \
+    fold.column_classes = column_classes; \
+    store_block_folded(y, acc, o_first, o_step, p_first, p_step, M, K, P, per_image, n0, OHW, oy0, \
+                       &fold); \
+  } while (0)
+
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
     __global const word_t* restrict filters, __global const word_t* restrict patches, __global float* restrict y,
     const int M, const int M_pad, const int Kw, const int K, const int P, const int P_pad, const int per_image,
-    const int n0, const ulong OHW, const ulong row_offset) {
+    const int n0, const ulong OHW, const ulong row_offset, const int correct, const float v,
+    __global const int* restrict s_table, const int OW, const int oy0, const int oy_lo, const int oy_hi,
+    const int ox_lo, const int ox_hi, const int row_classes, const int column_classes) {
   uint acc[TM][TN];
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
@@ -166,7 +329,11 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
     fp += M_pad;
     pp += P_pad;
   }
-  store_block(y, acc, o0, 1, p0, 1, M, K, P, per_image, n0, OHW, row_offset);
+  if (correct) {
+    STORE_FOLDED(o0, 1, p0, 1);
+  } else {
+    store_block(y, acc, o0, 1, p0, 1, M, K, P, per_image, n0, OHW, row_offset);
+  }
 #else
   __local word_t As[KT][TILE_M];
   __local word_t Bs[KT][TILE_N];
@@ -207,6 +374,10 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  store_block(y, acc, group_o0 + lid1, WG, group_p0 + lid0, WG, M, K, P, per_image, n0, OHW, row_offset);
+  if (correct) {
+    STORE_FOLDED(group_o0 + lid1, WG, group_p0 + lid0, WG);
+  } else {
+    store_block(y, acc, group_o0 + lid1, WG, group_p0 + lid0, WG, M, K, P, per_image, n0, OHW, row_offset);
+  }
 #endif
 }

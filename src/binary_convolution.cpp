@@ -1,9 +1,11 @@
 // BinaryConvolution: validate -> pads -> pack the filter into the device layout -> plan -> enqueue the
-// launchers (im2col_pack, xnor_gemm, and pad_correction where a pad_value other than +-1 meets pad taps).
+// launchers (im2col_pack, xnor_gemm; where a pad_value other than +-1 meets pad taps, the GEMM folds it into
+// its border stores).
 // Results are never computed on the host.
 #include "xnorcl/binary_convolution.hpp"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -14,7 +16,6 @@
 #include "conv_layout.hpp"
 #include "enqueue_checks.hpp"
 #include "im2col_pack.hpp"
-#include "pad_correction.hpp"
 #include "runtime_state.hpp"
 #include "xnor_gemm.hpp"
 #include "xnorcl/error.hpp"
@@ -22,7 +23,6 @@
 namespace xnorcl {
 namespace {
 
-using detail::Border;
 using detail::Chunk;
 using detail::cl_call;
 using detail::LayerDims;
@@ -91,10 +91,10 @@ struct BinaryConvolution::Impl {
   Plan plan;
 
   // Pad handling: v = +1 packs pad taps as bit 1, v = -1 as bit 0 (then the GEMM's integers are the result);
-  // any other v packs bit 0 and, where pad taps exist, pad_correction rewrites the border positions.
+  // any other v packs bit 0 and, where pad taps exist, the GEMM writes the border positions as
+  // fma(v, S, G + S) (the pad fold, cl_kernels/xnor_gemm.cl).
   cl_uint pad_bit = 0;
-  bool correction = false;
-  Border border;
+  detail::PadFold fold;
 
   int M_pad = 0;
   std::vector<Chunk> chunks;     // of one enqueue over all N batches
@@ -103,10 +103,9 @@ struct BinaryConvolution::Impl {
 
   detail::Im2colPackLauncher pack;
   detail::XnorGemmLauncher gemm;
-  detail::PadCorrectionLauncher pad_correction;
 
   cl::Buffer filters;         // [Kw][M_pad] uint
-  cl::Buffer wsum;            // [C_OUT][KH+1][KW+1] int summed-area tables (only with correction)
+  cl::Buffer wsum;            // [C_OUT][row_classes][column_classes] int S tables (only with the pad fold)
   cl::Buffer threshold_keys;  // [C_IN] uint
   cl::Buffer patches;         // [Kw][largest P_pad] words
   cl::Buffer packed;          // channel-packed and bit-row layouts: the binarized input of the largest chunk
@@ -180,16 +179,9 @@ cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl
                         wait_list, last_events);
     previous.assign(1, last);
     wait_list = &previous;
-    last = gemm.enqueue(queue, filters, patches, output, dims, M_pad, c, wait_list);
+    last = gemm.enqueue(queue, filters, patches, output, dims, M_pad, c, fold, wsum, wait_list);
     last_events.emplace_back(detail::XnorGemmLauncher::kernel_name(), last);
     previous.assign(1, last);
-  }
-  if (correction) {
-    std::vector<cl::Event> events;
-    last = pad_correction.enqueue(queue, output, wsum, attributes.pad_value, dims, border, batches, wait_list,
-                                  &events);
-    for (const cl::Event& e : events)
-      last_events.emplace_back(detail::PadCorrectionLauncher::kernel_name(), e);
   }
   return last;
 }
@@ -228,14 +220,14 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   detail::choose_packing(d, state->gemm.word_bits);
 
   const float v = attributes.pad_value;
-  m.border = detail::compute_border(d);
   m.pad_bit = v == 1.0f ? 1u : 0u;
-  m.correction = v != 1.0f && v != -1.0f && m.border.per_plane > 0;
+  m.fold.border = detail::compute_border(d);
+  m.fold.v = v;
+  m.fold.correct = v != 1.0f && v != -1.0f && m.fold.border.per_plane > 0;
 
   // Kernels of this object, created from the runtime's programs (checked against CL_KERNEL_WORK_GROUP_SIZE).
   m.pack = detail::Im2colPackLauncher(*state);
   m.gemm = detail::XnorGemmLauncher(*state);
-  if (m.correction) m.pad_correction = detail::PadCorrectionLauncher(*state);
 
   // Chunks: the patch matrix of one chunk (Kw * P_pad words) stays within the budget, the device's
   // CL_DEVICE_MAX_MEM_ALLOC_SIZE and 32-bit column indices.
@@ -346,14 +338,59 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   if (!attributes.input_thresholds.empty()) {
     for (int c = 0; c < d.C_IN; ++c) keys[c] = order_key(attributes.input_thresholds[c]);
   }
-  // The pad correction's summed-area tables (pad_correction.cl): per o, [KH+1][KW+1] prefix sums over (ky,
-  // kx) of the sum over c of w_real.
+  // The pad fold's S tables (xnor_gemm.cl): per o, S (the sum of w_real over the pad taps) of every class of
+  // border position, [row_classes][column_classes], from o's summed-area table of the sum over c of w_real.
   std::vector<cl_int> wsum;
-  if (m.correction) {
+  if (m.fold.correct) {
+    const detail::Border& bd = m.fold.border;
+    const int row_classes = bd.oy_lo + 1 + (d.OH - bd.oy_hi);
+    const int column_classes = bd.ox_lo + 1 + (d.OW - bd.ox_hi);
+    const std::uint64_t s_bytes =
+        std::uint64_t(d.C_OUT) * std::uint64_t(row_classes) * std::uint64_t(column_classes) * 4;
+    if (s_bytes > max_alloc) {
+      throw Error("the pad_value tables of layer " + to_string(g.input) + " * " + to_string(g.filter) +
+                  " need " + std::to_string(s_bytes) + " bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                  std::to_string(max_alloc) + ")");
+    }
+    m.fold.row_classes = row_classes;
+    m.fold.column_classes = column_classes;
+    // The in-bounds taps of output row oy (column ox): [lo, hi), empty as [0, 0). Class `cls` of a dimension
+    // with interior [in_lo, in_hi): classes below in_lo are positions, in_lo the interior (every tap), above
+    // it positions in_hi + (cls - in_lo - 1).
+    auto taps_of = [](int cls, int in_lo, int in_hi, int size, int taps, int stride, int dilation, int pad,
+                      int& lo, int& hi) {
+      if (cls == in_lo) {
+        lo = 0;
+        hi = taps;
+        return;
+      }
+      const int o = cls < in_lo ? cls : in_hi + (cls - in_lo - 1);
+      const std::int64_t i0 = std::int64_t(o) * stride - pad;
+      lo = taps;
+      hi = 0;
+      for (int k = 0; k < taps; ++k) {
+        const std::int64_t i = i0 + std::int64_t(k) * dilation;
+        if (i >= 0 && i < size) {
+          lo = std::min(lo, k);
+          hi = std::max(hi, k + 1);
+        }
+      }
+      if (hi <= lo) lo = hi = 0;
+    };
+    std::vector<std::array<int, 2>> rows(static_cast<std::size_t>(row_classes));
+    std::vector<std::array<int, 2>> columns(static_cast<std::size_t>(column_classes));
+    for (int r = 0; r < row_classes; ++r) {
+      taps_of(r, bd.oy_lo, bd.oy_hi, d.H, d.KH, d.stride_y, d.dilation_y, d.pad_top, rows[r][0], rows[r][1]);
+    }
+    for (int x = 0; x < column_classes; ++x) {
+      taps_of(x, bd.ox_lo, bd.ox_hi, d.W, d.KW, d.stride_x, d.dilation_x, d.pad_left, columns[x][0],
+              columns[x][1]);
+    }
     const int taps = d.KH * d.KW;
     const int row = d.KW + 1, table = (d.KH + 1) * row;
     std::vector<cl_int> per_tap(static_cast<std::size_t>(taps));
-    wsum.assign(std::size_t(d.C_OUT) * table, 0);
+    std::vector<cl_int> sat(static_cast<std::size_t>(table));
+    wsum.assign(std::size_t(d.C_OUT) * std::size_t(row_classes) * std::size_t(column_classes), 0);
     for (int o = 0; o < d.C_OUT; ++o) {
       std::fill(per_tap.begin(), per_tap.end(), 0);
       for (int c = 0; c < d.C_IN; ++c) {
@@ -361,11 +398,22 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
           per_tap[t] += filter.bit((std::int64_t(o) * d.C_IN + c) * taps + t) ? 1 : -1;
         }
       }
-      cl_int* sat = wsum.data() + std::size_t(o) * table;
+      std::fill(sat.begin(), sat.end(), 0);
       for (int a = 1; a <= d.KH; ++a) {
         for (int b = 1; b <= d.KW; ++b) {
           sat[a * row + b] = per_tap[(a - 1) * d.KW + (b - 1)] + sat[(a - 1) * row + b] +
                              sat[a * row + b - 1] - sat[(a - 1) * row + b - 1];
+        }
+      }
+      // S = (sum of all taps) - (sum over the in-bounds rectangle).
+      cl_int* s = wsum.data() + std::size_t(o) * std::size_t(row_classes) * std::size_t(column_classes);
+      for (int r = 0; r < row_classes; ++r) {
+        const int ky_lo = rows[r][0], ky_hi = rows[r][1];
+        for (int x = 0; x < column_classes; ++x) {
+          const int kx_lo = columns[x][0], kx_hi = columns[x][1];
+          const int inside = sat[ky_hi * row + kx_hi] - sat[ky_lo * row + kx_hi] - sat[ky_hi * row + kx_lo] +
+                             sat[ky_lo * row + kx_lo];
+          s[std::size_t(r) * std::size_t(column_classes) + std::size_t(x)] = sat[d.KH * row + d.KW] - inside;
         }
       }
     }
@@ -379,7 +427,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
                                filter_image.data());
         m.threshold_keys =
             cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, keys.size() * 4, keys.data());
-        if (m.correction) {
+        if (m.fold.correct) {
           m.wsum = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, wsum.size() * 4,
                               wsum.data());
         }
@@ -403,9 +451,6 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   p.chunks = static_cast<int>(m.chunks.size());
   for (const Plan::Launch& l : m.pack.launches(d, m.chunks.front())) p.launches.push_back(l);
   p.launches.push_back(m.gemm.launch(m.M_pad, m.chunks.front()));
-  if (m.correction) {
-    for (const Plan::Launch& l : m.pad_correction.launches(m.border, d, d.N)) p.launches.push_back(l);
-  }
   p.scratch_bytes =
       static_cast<std::size_t>(filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes + packed_bytes);
 
@@ -508,7 +553,7 @@ cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& 
   const std::uint64_t need_in = m.dims.input_per_batch() * std::uint64_t(m.dims.N) * sizeof(float);
   const std::uint64_t need_out = m.dims.output_per_batch() * std::uint64_t(m.dims.N) * sizeof(float);
   detail::check_enqueue_arguments(m.runtime.state()->context, {input, need_in, m.geometry.input},
-                                  {output, need_out, m.geometry.output}, m.correction, wait);
+                                  {output, need_out, m.geometry.output}, false, wait);
   m.last_events.clear();
   return m.enqueue_all(input, output, m.dims.N, false, wait);
 }

@@ -1,4 +1,4 @@
-// The device layouts shared by the packing kernel, the GEMM and the pad correction (see the header comments
+// The device layouts shared by the packing kernel and the GEMM (see the header comments
 // of cl_kernels/im2col_pack.cl and cl_kernels/xnor_gemm.cl), and the pieces a layer is split into.
 #pragma once
 
@@ -77,7 +77,7 @@ inline void choose_packing(LayerDims& d, int word_bits) {
 }
 
 // The interior of the output (every tap in bounds) is [oy_lo, oy_hi) x [ox_lo, ox_hi), possibly empty; every
-// other position is a border position that the pad correction rewrites.
+// other position is a border position, where the GEMM folds a pad_value other than +-1 into its store.
 struct Border {
   int oy_lo = 0, oy_hi = 0, ox_lo = 0, ox_hi = 0;
   std::uint64_t per_plane = 0;  // border positions of one (n, o) plane

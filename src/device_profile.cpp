@@ -231,7 +231,6 @@ std::vector<std::pair<std::string, std::string>> all_build_option_sets() {
       }
     }
   }
-  for (std::size_t wg : linear_work_group_sizes()) add("pad_correction.cl", linear_build_options(wg));
   return sets;
 }
 

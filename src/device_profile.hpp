@@ -46,9 +46,9 @@ struct GemmConfig {
 // kernel and RuntimeOptions::max_work_group_size allow.
 std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profile);
 
-// Work-group sizes for the one-dimensional kernels (packing, pad correction), largest first.
+// Work-group sizes for the one-dimensional kernels (packing, network layers), largest first.
 std::vector<std::size_t> linear_work_group_sizes();
-// word_bits 0: a kernel file without packed words (pad_correction.cl); else -DWORD_BITS (im2col_pack.cl).
+// word_bits 0: a kernel file without packed words (the network layers'); else -DWORD_BITS (im2col_pack.cl).
 std::string linear_build_options(std::size_t work_group_size, int word_bits = 0);
 
 // The one-dimensional programs of the network layers, one entry each: its file, its kernels and where the

@@ -68,8 +68,7 @@ void check_enqueue_arguments(const cl::Context& context, const EnqueueBuffer& in
       output_is_read
           ? check_one(context, output, "output", CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY,
                       "was created CL_MEM_READ_ONLY or CL_MEM_WRITE_ONLY, but this layer's kernels write it "
-                      "and read it back (the pad correction rewrites border outputs in place): use "
-                      "CL_MEM_READ_WRITE")
+                      "and read it back: use CL_MEM_READ_WRITE")
           : check_one(context, output, "output", CL_MEM_READ_ONLY,
                       "was created CL_MEM_READ_ONLY, but the kernels write it");
   // Later chunks still read the input after earlier ones wrote their outputs.

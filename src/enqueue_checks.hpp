@@ -18,8 +18,8 @@ struct EnqueueBuffer {
 };
 
 // input and output: non-null buffer objects of the runtime's context, large enough for their shapes, with
-// access flags that allow what the kernels do (output_is_read: some kernel reads the output back, e.g. the
-// pad correction rewriting it in place), not overlapping each other. wait: no null event.
+// access flags that allow what the kernels do (output_is_read: some kernel reads the output back; none does
+// today: the pad fold is part of the GEMM's stores), not overlapping each other. wait: no null event.
 void check_enqueue_arguments(const cl::Context& context, const EnqueueBuffer& input,
                              const EnqueueBuffer& output, bool output_is_read,
                              const std::vector<cl::Event>* wait);

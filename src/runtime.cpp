@@ -360,7 +360,6 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
                {"im2col_pack_f32", "im2col_pack_u8", "row_pack_f32", "row_pack_u8", "im2col_pack_rows",
                 "channel_pack_f32", "channel_pack_u8", "im2col_pack_words"},
                s->gemm.word_bits, s->im2col_pack, s->pack_work_group);
-  build_linear(*s, "pad_correction.cl", {"pad_correction"}, 0, s->pad_correction, s->correction_work_group);
   return s;
 }
 

@@ -26,8 +26,6 @@ struct RuntimeState {
   // Programs built once in Runtime::create; only read afterwards, so threads may share them.
   cl::Program im2col_pack;  // kernels im2col_pack_f32, im2col_pack_u8
   std::size_t pack_work_group = 1;
-  cl::Program pad_correction;  // kernel pad_correction
-  std::size_t correction_work_group = 1;
   cl::Program xnor_gemm;  // kernel xnor_gemm
   GemmConfig gemm;
 

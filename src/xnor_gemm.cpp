@@ -1,9 +1,36 @@
 #include "xnor_gemm.hpp"
 
+#include <algorithm>
+
 #include "cl_call.hpp"
 #include "launch.hpp"
 
 namespace xnorcl::detail {
+namespace {
+
+// Output indices o in [0, out) whose taps start + o*stride + k*dilation (k in [0, taps)) all lie in [0,
+// size): [lo, hi) with 0 <= lo <= hi <= out.
+void interior(int size, int taps, int stride, int dilation, int pad_begin, int out, int& lo, int& hi) {
+  // o*stride - pad_begin >= 0  <=>  o >= ceil(pad_begin / stride)
+  const std::int64_t first = (std::int64_t(pad_begin) + stride - 1) / stride;
+  // o*stride - pad_begin + (taps-1)*dilation <= size-1
+  const std::int64_t numerator = std::int64_t(size) - 1 + pad_begin - std::int64_t(taps - 1) * dilation;
+  const std::int64_t last_plus_one = numerator >= 0 ? numerator / stride + 1 : 0;
+  lo = static_cast<int>(std::min<std::int64_t>(first, out));
+  hi = static_cast<int>(std::clamp<std::int64_t>(last_plus_one, lo, out));
+}
+
+}  // namespace
+
+Border compute_border(const LayerDims& d) {
+  Border b;
+  interior(d.H, d.KH, d.stride_y, d.dilation_y, d.pad_top, d.OH, b.oy_lo, b.oy_hi);
+  interior(d.W, d.KW, d.stride_x, d.dilation_x, d.pad_left, d.OW, b.ox_lo, b.ox_hi);
+  const std::uint64_t full_rows = std::uint64_t(b.oy_lo) + std::uint64_t(d.OH - b.oy_hi);
+  const std::uint64_t sides = std::uint64_t(b.ox_lo) + std::uint64_t(d.OW - b.ox_hi);
+  b.per_plane = full_rows * std::uint64_t(d.OW) + std::uint64_t(b.oy_hi - b.oy_lo) * sides;
+  return b;
+}
 
 XnorGemmLauncher::XnorGemmLauncher(const RuntimeState& state) : config_(state.gemm) {
   kernel_ = make_kernel(state.xnor_gemm, kernel_name(), state.device, config_.work_group_size());
@@ -19,7 +46,8 @@ Plan::Launch XnorGemmLauncher::launch(int M_pad, const Chunk& c) const {
 
 cl::Event XnorGemmLauncher::enqueue(const cl::CommandQueue& queue, const cl::Buffer& filters,
                                     const cl::Buffer& patches, const cl::Buffer& output, const LayerDims& d,
-                                    int M_pad, const Chunk& c, const std::vector<cl::Event>* wait) {
+                                    int M_pad, const Chunk& c, const PadFold& fold, const cl::Buffer& sat,
+                                    const std::vector<cl::Event>* wait) {
   const Plan::Launch l = launch(M_pad, c);
   return cl_call(
       [&] {
@@ -32,6 +60,15 @@ cl::Event XnorGemmLauncher::enqueue(const cl::CommandQueue& queue, const cl::Buf
         }
         kernel_.setArg(i++, static_cast<cl_ulong>(d.output_plane()));
         kernel_.setArg(i++, static_cast<cl_ulong>(std::uint64_t(c.oy0) * std::uint64_t(d.OW)));
+        kernel_.setArg(i++, static_cast<cl_int>(fold.correct ? 1 : 0));
+        kernel_.setArg(i++, static_cast<cl_float>(fold.v));
+        // Without the fold the table is never read: any valid buffer will do (the filters).
+        kernel_.setArg(i++, fold.correct ? sat : filters);
+        const Border& b = fold.border;
+        for (int v :
+             {d.OW, c.oy0, b.oy_lo, b.oy_hi, b.ox_lo, b.ox_hi, fold.row_classes, fold.column_classes}) {
+          kernel_.setArg(i++, static_cast<cl_int>(v));
+        }
         cl::Event e;
         queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
                                    cl::NDRange(l.local[0], l.local[1]), wait, &e);

@@ -1,5 +1,5 @@
 // Launches cl_kernels/xnor_gemm.cl: the xnor-popcount GEMM of packed filters and patches, written as float
-// NCHW.
+// NCHW, with the pad fold (pad_value other than +-1 where pad taps exist) in its border stores.
 #pragma once
 
 #include <vector>
@@ -9,6 +9,18 @@
 #include "xnorcl/binary_convolution.hpp"
 
 namespace xnorcl::detail {
+
+// The interior and the border of a layer's output (computed on the host; an empty interior is allowed).
+Border compute_border(const LayerDims& d);
+
+// The pad fold of a layer: with `correct`, the GEMM writes border positions as fma(v, S, G + S), S from the
+// per-class tables in `sat` (see cl_kernels/xnor_gemm.cl); without, `sat` is not read.
+struct PadFold {
+  bool correct = false;
+  float v = 0.0f;
+  Border border;
+  int row_classes = 0, column_classes = 0;  // of the S table: [C_OUT][row_classes][column_classes]
+};
 
 class XnorGemmLauncher {
  public:
@@ -23,7 +35,7 @@ class XnorGemmLauncher {
   // filters: [Kw][M_pad]; patches: [Kw][c.P_pad]; output: float NCHW of the buffer's batches.
   cl::Event enqueue(const cl::CommandQueue& queue, const cl::Buffer& filters, const cl::Buffer& patches,
                     const cl::Buffer& output, const LayerDims& d, int M_pad, const Chunk& c,
-                    const std::vector<cl::Event>* wait);
+                    const PadFold& fold, const cl::Buffer& sat, const std::vector<cl::Event>* wait);
 
  private:
   cl::Kernel kernel_;

@@ -111,7 +111,12 @@ void print_layer_table(const RunInfo& run, const LayerResult& r) {
     if (main_side) {
       print_stats_row(side.c_str(), "packing", b.packing);
       print_stats_row("", "gemm", b.gemm);
-      print_stats_row("", "epilogue", b.epilogue);
+      if (b.epilogue.count == 0) {
+        std::printf("  %-14s %-20s %s\n", "", "epilogue",
+                    "none: no kernel after the GEMM (pad_value in its stores)");
+      } else {
+        print_stats_row("", "epilogue", b.epilogue);
+      }
       print_stats_row("", "device (stage sum)", b.device);
       print_stats_row("", "wall enqueue-finish", b.wall);
     } else {
