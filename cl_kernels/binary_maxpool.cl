@@ -13,8 +13,10 @@
 // NDRange: 1-D, global rounded up to WG_SIZE, local WG_SIZE; `total` real work-items (one per output word or
 // float). Quotients and remainders written out (r = a - q*b) for Oclgrind 21.10.
 
+// Defaults only for compiling this file on its own (offline compilers, syntax checks); the runtime always
+// passes its own values from src/device_profile.cpp.
 #ifndef WG_SIZE
-#error "WG_SIZE must be defined by the build options (-DWG_SIZE=...)"
+#define WG_SIZE 64
 #endif
 
 inline uint order_key(uint u) {

@@ -54,11 +54,16 @@
 // im2col_pack_words: global (P_pad rounded up, KH), the KW*Cw words of one row of taps of one patch per
 // work-item.
 
+// Defaults only for compiling this file on its own (offline compilers, syntax checks); the runtime always
+// passes its own values from src/device_profile.cpp.
 #ifndef WG_SIZE
-#error "WG_SIZE must be defined by the build options (-DWG_SIZE=...)"
+#define WG_SIZE 64
 #endif
-#if !defined(WORD_BITS) || (WORD_BITS != 32 && WORD_BITS != 64)
-#error "WORD_BITS must be defined as 32 or 64 by the build options"
+#ifndef WORD_BITS
+#define WORD_BITS 32
+#endif
+#if WORD_BITS != 32 && WORD_BITS != 64
+#error "WORD_BITS must be 32 or 64"
 #endif
 #if WORD_BITS == 64
 typedef ulong word_t;

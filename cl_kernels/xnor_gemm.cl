@@ -46,8 +46,18 @@
 //     banks).
 // Both variants add the same integers, so their results are identical.
 
+// Defaults only for compiling this file on its own (offline compilers, syntax checks); the runtime always
+// passes its own values from src/device_profile.cpp.
+#if !defined(LOCAL_VARIANT) && !defined(WG) && !defined(TM) && !defined(TN) && !defined(KT) && !defined(WORD_BITS)
+#define LOCAL_VARIANT 0
+#define WG 8
+#define TM 4
+#define TN 4
+#define KT 8
+#define WORD_BITS 32
+#endif
 #if !defined(LOCAL_VARIANT) || !defined(WG) || !defined(TM) || !defined(TN) || !defined(KT) || !defined(WORD_BITS)
-#error "xnor_gemm.cl needs -DLOCAL_VARIANT -DWG -DTM -DTN -DKT -DWORD_BITS"
+#error "xnor_gemm.cl needs all of -DLOCAL_VARIANT -DWG -DTM -DTN -DKT -DWORD_BITS, or none"
 #endif
 #if WORD_BITS == 64
 typedef ulong word_t;
