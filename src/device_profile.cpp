@@ -86,6 +86,7 @@ DeviceProfile profile_device(const cl::Device& device, int platform_index, int d
   } else if (contains(all, "intel")) {
     p.architecture = Architecture::Intel;
   }
+  p.binary_grows_at_first_launch = p.architecture == Architecture::PoclCpu;
   const VariantChoice choice = choose_variant(Variant::Auto, p);
   i.auto_variant = choice.variant;
   i.auto_reason = choice.reason;

@@ -18,6 +18,10 @@ const char* to_string(Architecture a);
 struct DeviceProfile {
   Architecture architecture = Architecture::Unknown;
   DeviceInfo info;
+  // The driver compiles a kernel's final code at its first launch and puts that code in the program
+  // binaries it returns afterwards (PoCL: one work-group function per local size). The program cache then
+  // stores such a program again once its kernels have run, so a warm start skips that compilation too.
+  bool binary_grows_at_first_launch = false;
 };
 
 DeviceProfile profile_device(const cl::Device& device, int platform_index = 0, int device_index = 0);

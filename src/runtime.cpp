@@ -232,23 +232,32 @@ BuiltProgram build_program(const RuntimeState& s, const std::string& file, const
   return built;
 }
 
-// Binaries are read only after the program's kernels exist: some drivers (Mali) compile lazily.
-void store_in_cache(const RuntimeState& s, const BuiltProgram& built) {
-  if (built.cache_key.empty() || built.from_cache) return;
-  cl_program program = built.program();
+// The program's binary as the driver returns it now, or nothing (logged).
+std::optional<std::vector<unsigned char>> program_binary(const RuntimeState& s, cl_program program) {
   std::size_t size = 0;
   if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS ||
       size == 0) {
     log(s, "the driver returned no program binary; nothing cached");
-    return;
+    return std::nullopt;
   }
   std::vector<unsigned char> binary(size);
   unsigned char* image = binary.data();
   if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof image, &image, nullptr) != CL_SUCCESS) {
     log(s, "clGetProgramInfo(CL_PROGRAM_BINARIES) failed; nothing cached");
+    return std::nullopt;
+  }
+  return binary;
+}
+
+// Binaries are read only after the program's kernels exist: some drivers (Mali) compile lazily; others
+// add code at first launch and are stored later (RuntimeState::deferred_stores).
+void store_in_cache(RuntimeState& s, const BuiltProgram& built) {
+  if (built.cache_key.empty() || built.from_cache) return;
+  if (s.profile.binary_grows_at_first_launch) {
+    s.deferred_stores.push_back({built.program, built.cache_key});
     return;
   }
-  s.cache.store(built.cache_key, binary);
+  if (const auto binary = program_binary(s, built.program())) s.cache.store(built.cache_key, *binary);
 }
 
 // Whether every named kernel of the program accepts work-groups of `size` work-items on this device.
@@ -370,6 +379,22 @@ const RuntimeState& held(const std::shared_ptr<RuntimeState>& state) {
 }
 
 }  // namespace
+
+namespace detail {
+
+RuntimeState::~RuntimeState() {
+  if (deferred_stores.empty()) return;
+  try {
+    queue.finish();
+    for (const DeferredStore& d : deferred_stores) {
+      if (const auto binary = program_binary(*this, d.program())) cache.store(d.key, *binary);
+    }
+  } catch (...) {
+    // The cache is an optimisation: nothing may escape a destructor.
+  }
+}
+
+}  // namespace detail
 
 std::vector<DeviceInfo> list_devices() {
   return cl_call([] {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "device_profile.hpp"
 #include "program_cache.hpp"
@@ -12,6 +13,11 @@
 namespace xnorcl::detail {
 
 struct RuntimeState {
+  RuntimeState() = default;
+  RuntimeState(const RuntimeState&) = delete;
+  RuntimeState& operator=(const RuntimeState&) = delete;
+  ~RuntimeState();  // stores deferred_stores, after the queue has finished
+
   cl::Context context;
   cl::Device device;
   cl::CommandQueue queue;
@@ -36,6 +42,16 @@ struct RuntimeState {
   std::size_t maxpool_work_group = 1;
   cl::Program binary_fc;  // kernel binary_fc, built for the variant in use
   std::size_t fc_work_group = 1;
+
+  // Programs built from source on a device whose binaries grow at first launch
+  // (DeviceProfile::binary_grows_at_first_launch): the driver serialises a program's binary once, at the
+  // first query, so these are stored only when the last Runtime copy goes, with the final code of every
+  // kernel launched until then. A process that never destroys its Runtime stores nothing for them.
+  struct DeferredStore {
+    cl::Program program;
+    std::string key;
+  };
+  std::vector<DeferredStore> deferred_stores;
 };
 
 }  // namespace xnorcl::detail

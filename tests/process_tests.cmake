@@ -10,3 +10,10 @@ add_test(NAME no_platform COMMAND xnorcl_no_platform)
 set_tests_properties(no_platform PROPERTIES
   LABELS host
   ENVIRONMENT "OCL_ICD_VENDORS=${no_vendors_dir};OCL_ICD_FILENAMES=")
+
+# The program cache stores PoCL programs after their kernels' first launches; visible only with PoCL's own
+# kernel cache off, which PoCL reads once per process (tests/device/test_program_cache.cpp).
+add_test(NAME program_cache_after_launch
+         COMMAND xnorcl_device_tests "[.cache_after_launch]")
+set_tests_properties(program_cache_after_launch
+  PROPERTIES LABELS device SKIP_RETURN_CODE 77 ENVIRONMENT "POCL_KERNEL_CACHE=0")
