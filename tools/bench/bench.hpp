@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -108,9 +109,10 @@ struct BinaryResult {
 struct FloatResult {
   std::string status = "unavailable";  // ok | WRONG | error | unavailable
   std::string message;
-  double max_rel_error = 0;  // before timing, against the host float convolution
-  Stats wall;                // enqueue -> finish of Im2col + Gemm
-  Stats im2col, gemm;        // their events (Gemm's event is its last kernel)
+  double max_rel_error = 0;    // before timing, against the host float convolution
+  std::string implementation;  // what the library chose, where it says (oneDNN: "jit:avx512_core", ...)
+  Stats wall;                  // enqueue -> finish of Im2col + Gemm
+  Stats im2col, gemm;          // their events (Gemm's event is its last kernel)
 };
 
 struct LayerResult {
@@ -118,6 +120,9 @@ struct LayerResult {
   xnorcl::Shape output{};
   std::vector<BinaryResult> binary;  // binary[0]: --pad-value; then +1 and, on the spec layer, 0 and 0.5
   FloatResult floating;
+  // oneDNN on the host CPU, measured when the device is a CPU (else "unavailable"); wall times only. Its
+  // message names the implementation oneDNN chose.
+  FloatResult onednn;
 };
 
 struct RunInfo {
@@ -157,6 +162,25 @@ class FloatBaseline {
  private:
   struct Impl;
   Impl* impl_;
+};
+
+// The oneDNN float32 convolution of a layer on the host CPU (SPEC 6's stretch target; optional, Debian
+// libdnnl-dev): layouts of oneDNN's choice, inputs reordered once at construction, run() times the primitive.
+class OnednnBaseline {
+ public:
+  static bool available();  // built with oneDNN
+  static std::string version();
+  OnednnBaseline(const Layer& layer, const std::vector<float>& x, const std::vector<float>& w);
+  ~OnednnBaseline();
+  OnednnBaseline(const OnednnBaseline&) = delete;
+  OnednnBaseline& operator=(const OnednnBaseline&) = delete;
+  std::string implementation() const;  // oneDNN's name of the kernel it chose, e.g. "jit:avx512_core"
+  void run();                          // blocking
+  std::vector<float> read_output();    // NCHW
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Host float convolution in double (zero padding), for checking the baseline.

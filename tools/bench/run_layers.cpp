@@ -85,6 +85,13 @@ struct FloatSide {
   bool active() const { return result.status == "ok"; }
 };
 
+struct OnednnSide {
+  FloatResult result;
+  std::unique_ptr<OnednnBaseline> baseline;
+  std::vector<double> wall;
+  bool active() const { return result.status == "ok"; }
+};
+
 constexpr double kFloatTolerance = 1e-4;
 
 std::vector<float> pad_values_for(const Layer& l, float main_value) {
@@ -142,6 +149,13 @@ void run_float(xnorcl::Runtime& rt, FloatSide& f, bool record) {
     f.im2col.push_back(i);
     f.gemm.push_back(g);
   }
+}
+
+void run_onednn(OnednnSide& d, bool record) {
+  const auto t0 = Clock::now();
+  d.baseline->run();
+  const double wall = ms_since(t0);
+  if (record) d.wall.push_back(wall);
 }
 
 std::vector<float> read(xnorcl::Runtime& rt, const cl::Buffer& buffer, std::size_t count) {
@@ -238,6 +252,29 @@ LayerResult measure_layer(xnorcl::Runtime& rt, const Layer& layer, const Options
     });
   }
 
+  // --- oneDNN on the host CPU (SPEC 6's stretch target), only where the device is that CPU
+  OnednnSide d;
+  std::vector<float> host_expected;
+  if (rt.device_info().type != "CPU") {
+    d.result.message = "the device is not a CPU";
+  } else if (!OnednnBaseline::available()) {
+    d.result.message = "built without oneDNN (Debian: libdnnl-dev)";
+  } else {
+    d.result.status = "ok";
+    guarded(d.result, [&] {
+      d.baseline = std::make_unique<OnednnBaseline>(layer, x_float, w_float);
+      d.result.implementation = "oneDNN " + OnednnBaseline::version() + " " + d.baseline->implementation();
+      host_expected = f.expected.empty() ? host_float_convolution(layer, x_float, w_float) : f.expected;
+      d.baseline->run();
+      d.result.max_rel_error = max_relative_error(d.baseline->read_output(), host_expected);
+      if (!(d.result.max_rel_error <= kFloatTolerance)) {
+        d.result.status = "WRONG";
+        d.result.message = "before timing: relative error " + std::to_string(d.result.max_rel_error) +
+                           " above " + std::to_string(kFloatTolerance);
+      }
+    });
+  }
+
   // --- warm-up, then the interleaved timed rounds
   std::fprintf(stderr, "[%d/%d] %s: %d warm-up and %d timed rounds\n", index, total, layer.name.c_str(),
                o.warmup, o.reps);
@@ -247,6 +284,11 @@ LayerResult measure_layer(xnorcl::Runtime& rt, const Layer& layer, const Options
       if (b.active()) guarded(b.result, [&] { run_binary(rt, b, input, record); });
     }
     if (f.active()) guarded(f.result, [&] { run_float(rt, f, record); });
+  }
+  // oneDNN in a block of its own: its OpenMP threads spin after each call and PoCL's worker threads would
+  // compete with them for the same cores if the rounds were interleaved.
+  for (int rep = -o.warmup; rep < o.reps; ++rep) {
+    if (d.active()) guarded(d.result, [&] { run_onednn(d, rep >= 0); });
   }
 
   // --- the last timed repetition checked again, then the statistics
@@ -284,6 +326,17 @@ LayerResult measure_layer(xnorcl::Runtime& rt, const Layer& layer, const Options
     f.result.gemm = summarize(f.gemm);
   }
   r.floating = std::move(f.result);
+  if (d.active()) {
+    guarded(d.result, [&] {
+      const double e = max_relative_error(d.baseline->read_output(), host_expected);
+      if (!(e <= kFloatTolerance)) {
+        d.result.status = "WRONG";
+        d.result.message = "after timing: relative error " + std::to_string(e);
+      }
+    });
+  }
+  if (d.active()) d.result.wall = summarize(d.wall);
+  r.onednn = std::move(d.result);
   std::fprintf(stderr, "[%d/%d] %s: done in %.1f s\n", index, total, layer.name.c_str(),
                ms_since(t_layer) * 1e-3);
   return r;
@@ -364,6 +417,7 @@ int run_layers(const Options& o) {
   for (const auto& r : run.layers) {
     for (const auto& b : r.binary) failed |= b.status != "ok";
     failed |= r.floating.status == "WRONG" || r.floating.status == "error";
+    failed |= r.onednn.status == "WRONG" || r.onednn.status == "error";
   }
   return failed ? 1 : 0;
 }
