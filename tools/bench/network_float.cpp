@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "bench_kernels.hpp"
 #include "network.hpp"
 
 #ifdef XNORCL_BENCH_HAVE_CLBLAST
@@ -17,8 +18,6 @@
 #endif
 
 namespace xnorcl_bench {
-
-const char* kernel_source(const std::string& name);  // generated from kernels/*.cl
 
 std::int64_t network_macs(const xnorcl::NetworkSpec& spec) {
   std::int64_t macs = 0;

@@ -7,10 +7,9 @@
 #include <random>
 
 #include "bench.hpp"
+#include "bench_kernels.hpp"
 
 namespace xnorcl_bench {
-
-const char* kernel_source(const std::string& name);  // generated from kernels/*.cl
 
 namespace {
 
