@@ -391,3 +391,208 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
   }
 #endif
 }
+
+// ---- xnor_gemm_fused: the same GEMM with an output epilogue (BinaryConvolution::Output) -------------------
+//
+// The accumulation is xnor_gemm's (same tiles, same integers; the loop is repeated here so that xnor_gemm's
+// float path is compiled exactly as before), then each value y (G, or the pad fold's fma at border positions,
+// exactly the float xnor_gemm would store) goes out as one of:
+//   out_mode 0: y (float NCHW, as xnor_gemm);
+//   out_mode 1: fma(scale[o], y, bias[o]) (folded batch-norm, one rounding; float NCHW);
+//   out_mode 2: packed bits (include/xnorcl/packed.hpp): bit o%32 of word o/32 of pixel (n, oy, ox) in
+//     words[((n*OH + oy)*OW + ox)*Cw_out + o/32] is the rule of channel o applied to y: keys[o] is the order
+//     key of its threshold (the host's key), modes[o] 0 y > t, 1 y < t, 2 always 0, 3 always 1 (NaN gives 0,
+//     as threshold_pack.cl). Needs TILE_M % 32 == 0 (the host falls back to xnor_gemm + threshold_pack
+//     otherwise): a work-group covers whole words of channels. Each work-item writes the bit of each of its
+//     TM x TN values as a byte into the work-group's __local flags[TILE_N][TILE_M] (every byte of a column
+//     p < P has exactly one writer; channels o >= M give 0, the words' tail bits), then, after one barrier,
+//     work-items assemble whole words from 32 bytes and store them: each output word has exactly one
+//     writer, no atomics, deterministic. The Global variant cannot leave early here (every work-item must
+//     reach the barrier): a block beyond P or M skips the accumulation instead.
+// Output buffers: y is written in modes 0/1 only, words in mode 2 only (the host passes a buffer that is
+// never written for the other).
+
+// The bit of a value under a rule (threshold_pack.cl's rule_bit on the value's bit pattern).
+inline uint fused_order_key(uint u) {
+  const uint magnitude = u & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return 0u;  // NaN
+  if (magnitude == 0u) u = 0u;             // -0 == +0
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+inline uint fused_rule_bit(const float value, const uint t_key, const uint mode) {
+  const uint k = fused_order_key(as_uint(value));
+  if (k == 0u) return 0u;  // NaN
+  if (mode == 0u) return k > t_key ? 1u : 0u;
+  if (mode == 1u) return k < t_key ? 1u : 0u;
+  return mode == 3u ? 1u : 0u;
+}
+
+#define FUSED_WORDS_PER_TILE (TILE_M / 32)
+
+__kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
+    __global const word_t* restrict filters, __global const word_t* restrict patches, __global float* restrict y,
+    __global uint* restrict words, const int M, const int M_pad, const int Kw, const int K, const int P,
+    const int P_pad, const int per_image, const int n0, const ulong OHW, const ulong row_offset,
+    const int correct, const float v, __global const int* restrict s_table, const int OW, const int oy0,
+    const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
+    const int column_classes, const int out_mode, __global const float* restrict scale,
+    __global const float* restrict bias, __global const uint* restrict keys, __global const uint* restrict modes,
+    const int Cw_out) {
+#if TILE_M % 32 == 0
+  __local uchar flags[TILE_N * TILE_M];
+#endif
+  uint acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0u;
+  }
+  const int lid0 = (int)get_local_id(0);
+  const int lid1 = (int)get_local_id(1);
+  const int group_p0 = (int)get_group_id(0) * TILE_N;
+  const int group_o0 = (int)get_group_id(1) * TILE_M;
+
+#if LOCAL_VARIANT == 0
+  const int p0 = (int)get_global_id(0) * TN;
+  const int o0 = (int)get_global_id(1) * TM;
+  const int o_first = o0, o_step = 1, p_first = p0, p_step = 1;
+  const int lo_first = lid1 * TM, lo_step = 1, lp_first = lid0 * TN, lp_step = 1;
+  const int steps_k = (p0 < P && o0 < M) ? Kw : 0;
+  __global const word_t* fp = filters + o0;
+  __global const word_t* pp = patches + p0;
+  for (int w = 0; w < steps_k; ++w) {
+    word_t a[TM];
+    word_t b[TN];
+#if TM % 4 == 0
+#pragma unroll
+    for (int i = 0; i < TM; i += 4) {
+      const word4_t t = vload4(0, fp + i);
+      a[i] = t.s0;
+      a[i + 1] = t.s1;
+      a[i + 2] = t.s2;
+      a[i + 3] = t.s3;
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < TM; ++i) a[i] = fp[i];
+#endif
+#if TN % 4 == 0
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) {
+      const word4_t t = vload4(0, pp + j);
+      b[j] = t.s0;
+      b[j + 1] = t.s1;
+      b[j + 2] = t.s2;
+      b[j + 3] = t.s3;
+    }
+#else
+#pragma unroll
+    for (int j = 0; j < TN; ++j) b[j] = pp[j];
+#endif
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+#pragma unroll
+      for (int j = 0; j < TN; ++j) acc[i][j] += (uint)popcount(a[i] ^ b[j]);
+    }
+    fp += M_pad;
+    pp += P_pad;
+  }
+#else
+  __local word_t As[KT][TILE_M];
+  __local word_t Bs[KT][TILE_N];
+  const int linear0 = lid1 * WG + lid0;
+  const int o_first = group_o0 + lid1, o_step = WG, p_first = group_p0 + lid0, p_step = WG;
+  const int lo_first = lid1, lo_step = WG, lp_first = lid0, lp_step = WG;
+  for (int kb = 0; kb < Kw; kb += KT) {
+    for (int index = linear0; index < KT * TILE_M; index += WG * WG) {
+      const int kk = index / TILE_M;
+      const int col = index - kk * TILE_M;
+      const int w = kb + kk;
+      As[kk][col] = w < Kw ? filters[(ulong)w * (ulong)M_pad + (ulong)(group_o0 + col)] : 0;
+    }
+    for (int index = linear0; index < KT * TILE_N; index += WG * WG) {
+      const int kk = index / TILE_N;
+      const int col = index - kk * TILE_N;
+      const int w = kb + kk;
+      Bs[kk][col] = w < Kw ? patches[(ulong)w * (ulong)P_pad + (ulong)(group_p0 + col)] : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int steps = min(KT, Kw - kb);
+    for (int kk = 0; kk < steps; ++kk) {
+      word_t a[TM];
+      word_t b[TN];
+#pragma unroll
+      for (int i = 0; i < TM; ++i) a[i] = As[kk][lid1 + i * WG];
+#pragma unroll
+      for (int j = 0; j < TN; ++j) b[j] = Bs[kk][lid0 + j * WG];
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += (uint)popcount(a[i] ^ b[j]);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+#endif
+
+  pad_fold fold;
+  fold.v = v;
+  fold.s_table = s_table;
+  fold.OW = OW;
+  fold.oy_lo = oy_lo;
+  fold.oy_hi = oy_hi;
+  fold.ox_lo = ox_lo;
+  fold.ox_hi = ox_hi;
+  fold.row_classes = row_classes;
+  fold.column_classes = column_classes;
+  for (int j = 0; j < TN; ++j) {
+    const int p = p_first + j * p_step;
+    if (p >= P) continue;
+    // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10
+    // cannot execute).
+    const int image = p / per_image;
+    const int within = p - image * per_image;
+    const int n = n0 + image;
+    const ulong column = row_offset + (ulong)within;
+    int border = 0, cls = 0;
+    if (correct) {
+      const int ry = within / OW;
+      const int ox = within - ry * OW;
+      border = border_class(&fold, oy0 + ry, ox, &cls);
+    }
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int o = o_first + i * o_step;
+      float value = 0.0f;
+      if (o < M) value = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
+      if (out_mode == 2) {
+#if TILE_M % 32 == 0
+        flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] =
+            o < M ? (uchar)fused_rule_bit(value, keys[o], modes[o]) : (uchar)0;
+#endif
+      } else if (o < M) {
+        const ulong index = ((ulong)n * (ulong)M + (ulong)o) * OHW + column;
+        y[index] = out_mode == 1 ? fma(scale[o], value, bias[o]) : value;
+      }
+    }
+  }
+#if TILE_M % 32 == 0
+  if (out_mode == 2) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int index = lid1 * WG + lid0; index < TILE_N * FUSED_WORDS_PER_TILE; index += WG * WG) {
+      const int col = index / FUSED_WORDS_PER_TILE;
+      const int wi = index - col * FUSED_WORDS_PER_TILE;
+      const int p = group_p0 + col;
+      const int word = group_o0 / 32 + wi;
+      if (p >= P || word >= Cw_out) continue;
+      __local const uchar* f = flags + col * TILE_M + wi * 32;
+      uint bits = 0u;
+      for (int b = 0; b < 32; ++b) bits |= (uint)f[b] << b;
+      const int image = p / per_image;
+      const int within = p - image * per_image;
+      const ulong pixel = (ulong)(n0 + image) * OHW + row_offset + (ulong)within;
+      words[pixel * (ulong)Cw_out + (ulong)word] = bits;
+    }
+  }
+#endif
+}

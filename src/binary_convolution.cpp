@@ -7,15 +7,18 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include "cl_call.hpp"
 #include "conv_layout.hpp"
 #include "enqueue_checks.hpp"
 #include "im2col_pack.hpp"
+#include "layer_common.hpp"
 #include "runtime_state.hpp"
 #include "xnor_gemm.hpp"
 #include "xnorcl/error.hpp"
@@ -63,6 +66,70 @@ cl_uint order_key(float value) {
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
+bool is_nan(float value) {
+  std::uint32_t u;
+  std::memcpy(&u, &value, sizeof u);
+  return (u & 0x7fffffffu) > 0x7f800000u;
+}
+
+std::string value_text(float value) {
+  std::ostringstream o;
+  o.precision(9);
+  o << value;
+  return o.str();
+}
+
+// Options checked before any device work (the caller's output is never touched on error).
+void validate_options(const BinaryConvolution::Attributes& a, const BinaryConvolution::Options& o,
+                      std::int64_t c_out) {
+  const std::string where = "BinaryConvolution: ";
+  if (o.input_packed && !a.input_thresholds.empty()) {
+    throw InvalidArgument(where +
+                          "the input is packed bits (Options::input_packed), so input_thresholds must be " +
+                          "empty (" + std::to_string(a.input_thresholds.size()) +
+                          " given): the bits were thresholded when they were packed");
+  }
+  using Kind = BinaryConvolution::Output::Kind;
+  const BinaryConvolution::Output& out = o.output;
+  if (out.kind == Kind::ScaleBias) {
+    if (static_cast<std::int64_t>(out.scale.size()) != c_out ||
+        static_cast<std::int64_t>(out.bias.size()) != c_out) {
+      throw InvalidArgument(where + "Output::ScaleBias has " + std::to_string(out.scale.size()) +
+                            " scales and " + std::to_string(out.bias.size()) + " biases for C_OUT = " +
+                            std::to_string(c_out) + " output channels; give exactly C_OUT of each");
+    }
+    for (std::int64_t c = 0; c < c_out; ++c) {
+      const float sc = out.scale[static_cast<std::size_t>(c)], b = out.bias[static_cast<std::size_t>(c)];
+      if (!std::isfinite(sc) || !std::isfinite(b)) {
+        throw InvalidArgument(where + "Output::ScaleBias of output channel " + std::to_string(c) +
+                              " has scale " + value_text(sc) + " and bias " + value_text(b) +
+                              "; both must be finite (not NaN or infinite)");
+      }
+    }
+  } else if (out.kind == Kind::Packed) {
+    if (static_cast<std::int64_t>(out.thresholds.size()) != c_out) {
+      throw InvalidArgument(where + "Output::Packed has " + std::to_string(out.thresholds.size()) +
+                            " threshold rules for C_OUT = " + std::to_string(c_out) +
+                            " output channels; give exactly one rule per output channel");
+    }
+    for (std::int64_t c = 0; c < c_out; ++c) {
+      const Threshold& r = out.thresholds[static_cast<std::size_t>(c)];
+      const auto mode = static_cast<unsigned>(r.mode);
+      if (mode > static_cast<unsigned>(ThresholdMode::AlwaysOne)) {
+        throw InvalidArgument(where + "Output::Packed: the rule of output channel " + std::to_string(c) +
+                              " has an unknown mode " + std::to_string(mode));
+      }
+      if ((r.mode == ThresholdMode::Greater || r.mode == ThresholdMode::Less) && is_nan(r.value)) {
+        throw InvalidArgument(where + "Output::Packed: the threshold of output channel " + std::to_string(c) +
+                              " is NaN (a " + (r.mode == ThresholdMode::Greater ? "Greater" : "Less") +
+                              " rule needs a number; +-inf is allowed)");
+      }
+    }
+  } else if (out.kind != Kind::Float) {
+    throw InvalidArgument(where + "unknown Output::Kind " + std::to_string(static_cast<int>(out.kind)));
+  }
+}
+
 }  // namespace
 
 std::string Plan::to_string() const {
@@ -73,8 +140,8 @@ std::string Plan::to_string() const {
       << (channel_packed ? "channel-packed"
           : bit_rows     ? "dense (from bit rows)"
                          : "dense (bit by bit)")
-      << " patch, " << chunks << (chunks == 1 ? " chunk" : " chunks") << ", scratch " << scratch_bytes
-      << " bytes";
+      << " patch" << (input_packed ? " (packed input)" : "") << ", output " << output << ", " << chunks
+      << (chunks == 1 ? " chunk" : " chunks") << ", scratch " << scratch_bytes << " bytes";
   for (const Launch& l : launches) {
     out << "\n  " << l.kernel << " global " << l.global[0] << "x" << l.global[1] << " local " << l.local[0]
         << "x" << l.local[1];
@@ -86,6 +153,7 @@ struct BinaryConvolution::Impl {
   explicit Impl(const Runtime& r) : runtime(r) {}
   Runtime runtime;  // keeps the device, queue and programs alive
   Attributes attributes;
+  Options options;
   ConvGeometry geometry;
   LayerDims dims;
   Plan plan;
@@ -104,6 +172,26 @@ struct BinaryConvolution::Impl {
   detail::Im2colPackLauncher pack;
   detail::XnorGemmLauncher gemm;
 
+  // The output choice: Float runs xnor_gemm; ScaleBias and Packed run xnor_gemm_fused with this epilogue,
+  // except Packed where the GEMM's tile does not cover whole words (pack_after): xnor_gemm writes the float
+  // Y into float_scratch, then threshold_pack packs it.
+  detail::Epilogue epilogue;
+  bool fused = false, pack_after = false;
+  cl::Buffer float_scratch;
+  cl::Kernel threshold_kernel;
+  std::size_t threshold_wg = 1;
+
+  std::uint64_t input_bytes_per_batch() const {
+    return options.input_packed ? std::uint64_t(dims.H) * std::uint64_t(dims.W) *
+                                      std::uint64_t(packed_words_per_pixel(dims.C_IN)) * 4
+                                : dims.input_per_batch() * sizeof(float);
+  }
+  std::uint64_t output_bytes_per_batch() const {
+    return options.output.kind == Output::Kind::Packed
+               ? dims.output_plane() * std::uint64_t(packed_words_per_pixel(dims.C_OUT)) * 4
+               : dims.output_per_batch() * sizeof(float);
+  }
+
   cl::Buffer filters;         // [Kw][M_pad] uint
   cl::Buffer wsum;            // [C_OUT][row_classes][column_classes] int S tables (only with the pad fold)
   cl::Buffer threshold_keys;  // [C_IN] uint
@@ -114,10 +202,10 @@ struct BinaryConvolution::Impl {
   std::vector<std::pair<std::string, cl::Event>> last_events;
 
   std::vector<Chunk> plan_chunks(int batches, std::int64_t max_columns) const;
-  cl::Event enqueue_all(const cl::Buffer& input, const cl::Buffer& output, int batches, bool uint8_input,
-                        const std::vector<cl::Event>* wait);
-  template <class T>
-  std::vector<float> run(const T* x);
+  cl::Event enqueue_all(const cl::Buffer& input, const cl::Buffer& output, int batches,
+                        detail::InputType input_type, const std::vector<cl::Event>* wait);
+  template <class T, class Out>
+  std::vector<Out> run(const T* x);
 };
 
 // Splits `batches` images into chunks whose patch matrix has at most max_columns columns (P_pad): whole
@@ -165,7 +253,8 @@ std::vector<Chunk> BinaryConvolution::Impl::plan_chunks(int batches, std::int64_
 }
 
 cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl::Buffer& output, int batches,
-                                               bool uint8_input, const std::vector<cl::Event>* wait) {
+                                               detail::InputType input_type,
+                                               const std::vector<cl::Event>* wait) {
   const cl::CommandQueue& queue = runtime.state()->queue;
   const std::vector<Chunk> own = batches == dims.N ? std::vector<Chunk>() : plan_chunks(batches, max_columns);
   const std::vector<Chunk>& list = batches == dims.N ? chunks : own;
@@ -175,30 +264,53 @@ cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl
   const std::vector<cl::Event>* wait_list = wait;
   cl::Event last;
   for (const Chunk& c : list) {
-    last = pack.enqueue(queue, uint8_input, input, packed, patches, threshold_keys, dims, c, pad_bit,
+    last = pack.enqueue(queue, input_type, input, packed, patches, threshold_keys, dims, c, pad_bit,
                         wait_list, last_events);
     previous.assign(1, last);
     wait_list = &previous;
-    last = gemm.enqueue(queue, filters, patches, output, dims, M_pad, c, fold, wsum, wait_list);
-    last_events.emplace_back(detail::XnorGemmLauncher::kernel_name(), last);
+    if (fused) {
+      last = gemm.enqueue_fused(queue, filters, patches, output, dims, M_pad, c, fold, wsum, epilogue,
+                                wait_list);
+      last_events.emplace_back(detail::XnorGemmLauncher::fused_kernel_name(), last);
+    } else {
+      last = gemm.enqueue(queue, filters, patches, pack_after ? float_scratch : output, dims, M_pad, c, fold,
+                          wsum, wait_list);
+      last_events.emplace_back(detail::XnorGemmLauncher::kernel_name(), last);
+    }
     previous.assign(1, last);
+  }
+  if (pack_after) {
+    const cl_int Cw_out = static_cast<cl_int>(packed_words_per_pixel(dims.C_OUT));
+    const std::uint64_t total = std::uint64_t(batches) * dims.output_plane() * std::uint64_t(Cw_out);
+    detail::set_args(threshold_kernel, "threshold_pack", float_scratch, output, epilogue.keys, epilogue.modes,
+                     cl_int(dims.C_OUT), static_cast<cl_int>(dims.output_plane()), Cw_out,
+                     static_cast<cl_int>(total));
+    last = detail::enqueue_linear(queue, threshold_kernel, static_cast<std::size_t>(total), threshold_wg,
+                                  &previous, "threshold_pack");
+    last_events.emplace_back("threshold_pack", last);
   }
   return last;
 }
 
 BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& attributes,
-                                     const Shape& input_shape, const Filter& filter) {
+                                     const Shape& input_shape, const Filter& filter)
+    : BinaryConvolution(runtime, attributes, input_shape, filter, Options{}) {}
+
+BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& attributes,
+                                     const Shape& input_shape, const Filter& filter, const Options& options) {
   const ConvGeometry g = validate(attributes, input_shape, filter.shape());
   if (filter.shape() != g.filter) {
     throw InvalidArgument("the filter's shape " + to_string(filter.shape()) + " differs from " +
                           to_string(g.filter));
   }
+  validate_options(attributes, options, g.filter[0]);
   const std::shared_ptr<detail::RuntimeState>& state = runtime.state();
   if (!state) throw InvalidArgument("BinaryConvolution needs a Runtime made by Runtime::create");
 
   auto impl = std::make_unique<Impl>(runtime);
   Impl& m = *impl;
   m.attributes = attributes;
+  m.options = options;
   m.geometry = g;
   LayerDims& d = m.dims;
   d.N = to_int(g.input[0], "N");
@@ -217,7 +329,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   d.OH = to_int(g.output[2], "OH");
   d.OW = to_int(g.output[3], "OW");
   d.K = to_int(g.input[1] * g.filter[2] * g.filter[3], "C_IN*KH*KW");
-  detail::choose_packing(d, state->gemm.word_bits);
+  detail::choose_packing(d, state->gemm.word_bits, options.input_packed);
 
   const float v = attributes.pad_value;
   m.pad_bit = v == 1.0f ? 1u : 0u;
@@ -419,6 +531,38 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
     }
   }
 
+  // The output choice's rules and tables (validated above).
+  using Kind = Output::Kind;
+  std::vector<cl_float> out_scale, out_bias;
+  std::vector<cl_uint> out_keys, out_modes;
+  if (options.output.kind == Kind::ScaleBias) {
+    out_scale.assign(options.output.scale.begin(), options.output.scale.end());
+    out_bias.assign(options.output.bias.begin(), options.output.bias.end());
+    m.epilogue.mode = 1;
+    m.fused = true;
+  } else if (options.output.kind == Kind::Packed) {
+    for (const Threshold& r : options.output.thresholds) {
+      out_keys.push_back(order_key(r.value));
+      out_modes.push_back(static_cast<cl_uint>(r.mode));
+    }
+    m.epilogue.mode = 2;
+    m.fused = m.gemm.packs_words();
+    m.pack_after = !m.fused;
+  }
+  m.epilogue.Cw_out = static_cast<int>(packed_words_per_pixel(d.C_OUT));
+  if (m.pack_after) {
+    m.threshold_wg = state->threshold_work_group;
+    m.threshold_kernel =
+        detail::make_kernel(state->threshold_pack, "threshold_pack", state->device, m.threshold_wg);
+  }
+  const std::uint64_t scratch_float_bytes = m.pack_after ? d.output_per_batch() * std::uint64_t(d.N) * 4 : 0;
+  if (scratch_float_bytes > max_alloc) {
+    throw Error("the float output of layer " + to_string(g.input) + " * " + to_string(g.filter) + " needs " +
+                std::to_string(scratch_float_bytes) +
+                " bytes before packing, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                std::to_string(max_alloc) + ")");
+  }
+
   const std::uint64_t patch_bytes = std::uint64_t(largest_P_pad) * word_bytes;
   const std::uint64_t packed_bytes = largest_packed * d.word_bytes();
   cl_call(
@@ -435,6 +579,22 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
         if (packed_bytes > 0) {
           m.packed = cl::Buffer(state->context, CL_MEM_READ_WRITE, static_cast<std::size_t>(packed_bytes));
         }
+        if (!out_scale.empty()) {
+          m.epilogue.scale = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                        out_scale.size() * 4, out_scale.data());
+          m.epilogue.bias = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                       out_bias.size() * 4, out_bias.data());
+        }
+        if (!out_keys.empty()) {
+          m.epilogue.keys = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                       out_keys.size() * 4, out_keys.data());
+          m.epilogue.modes = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                        out_modes.size() * 4, out_modes.data());
+        }
+        if (scratch_float_bytes > 0) {
+          m.float_scratch =
+              cl::Buffer(state->context, CL_MEM_READ_WRITE, static_cast<std::size_t>(scratch_float_bytes));
+        }
       },
       "allocating the device buffers of a BinaryConvolution");
 
@@ -449,10 +609,29 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   p.bit_rows = d.bit_rows;
   p.patch_bits = d.K;
   p.chunks = static_cast<int>(m.chunks.size());
-  for (const Plan::Launch& l : m.pack.launches(d, m.chunks.front())) p.launches.push_back(l);
+  p.input_packed = options.input_packed;
+  p.output = options.output.kind == Kind::Float       ? "float32"
+             : options.output.kind == Kind::ScaleBias ? "scale_bias (fused)"
+             : m.fused                                ? "packed (fused)"
+                                                      : "packed (threshold_pack after the GEMM)";
+  for (const Plan::Launch& l : m.pack.launches(
+           d, m.chunks.front(), options.input_packed ? detail::InputType::Packed : detail::InputType::F32))
+    p.launches.push_back(l);
   p.launches.push_back(m.gemm.launch(m.M_pad, m.chunks.front()));
-  p.scratch_bytes =
-      static_cast<std::size_t>(filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes + packed_bytes);
+  if (m.fused) p.launches.back().kernel = detail::XnorGemmLauncher::fused_kernel_name();
+  if (m.pack_after) {
+    Plan::Launch l;
+    l.kernel = "threshold_pack";
+    l.global = {static_cast<std::size_t>(
+                    round_up(std::int64_t(d.N) * std::int64_t(d.output_plane()) * m.epilogue.Cw_out,
+                             static_cast<std::int64_t>(m.threshold_wg))),
+                1};
+    l.local = {m.threshold_wg, 1};
+    p.launches.push_back(l);
+  }
+  p.scratch_bytes = static_cast<std::size_t>(filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes +
+                                             packed_bytes + (out_scale.size() + out_bias.size()) * 4 +
+                                             (out_keys.size() + out_modes.size()) * 4 + scratch_float_bytes);
 
   impl_ = std::move(impl);
 }
@@ -485,37 +664,79 @@ const BinaryConvolution::Attributes& BinaryConvolution::attributes() const {
 const Plan& BinaryConvolution::plan() const {
   return impl().plan;
 }
+const BinaryConvolution::Options& BinaryConvolution::options() const {
+  return impl().options;
+}
+bool BinaryConvolution::input_packed() const {
+  return impl().options.input_packed;
+}
+bool BinaryConvolution::output_packed() const {
+  return impl().options.output.kind == Output::Kind::Packed;
+}
+std::size_t BinaryConvolution::input_bytes() const {
+  return static_cast<std::size_t>(impl().input_bytes_per_batch() * std::uint64_t(impl().dims.N));
+}
+std::size_t BinaryConvolution::output_bytes() const {
+  return static_cast<std::size_t>(impl().output_bytes_per_batch() * std::uint64_t(impl().dims.N));
+}
 
-template <class T>
-std::vector<float> BinaryConvolution::Impl::run(const T* x) {
+// T: float, uint8 or packed words (std::uint32_t); Out: float or packed words (std::uint32_t).
+template <class T, class Out>
+std::vector<Out> BinaryConvolution::Impl::run(const T* x) {
+  constexpr bool words_in = std::is_same<T, std::uint32_t>::value;
+  constexpr bool words_out = std::is_same<Out, std::uint32_t>::value;
+  if (words_in != options.input_packed) {
+    throw InvalidArgument(std::string("BinaryConvolution::run: ") +
+                          (options.input_packed
+                               ? "this layer reads packed input (Options::input_packed): pass its "
+                                 "std::uint32_t words"
+                               : "this layer reads float32 or uint8 values; std::uint32_t words "
+                                 "need Options::input_packed"));
+  }
+  const bool packed_output = options.output.kind == Output::Kind::Packed;
+  if (words_out != packed_output) {
+    throw InvalidArgument(std::string("BinaryConvolution::run: ") +
+                          (packed_output
+                               ? "this layer writes packed words (Output::Packed): use run_packed() "
+                                 "or an std::uint32_t output"
+                               : "this layer writes float32 values: use run() with a float output"));
+  }
   if (!x) throw InvalidArgument("BinaryConvolution::run: the input pointer is null");
   const std::shared_ptr<detail::RuntimeState>& state = runtime.state();
   const cl::CommandQueue& queue = state->queue;
-  const std::uint64_t in_per_batch = dims.input_per_batch();
-  const std::uint64_t out_per_batch = dims.output_per_batch();
-  std::vector<float> y(static_cast<std::size_t>(out_per_batch * std::uint64_t(dims.N)));
+  const std::uint64_t in_bytes = words_in ? input_bytes_per_batch() : dims.input_per_batch() * sizeof(T);
+  const std::uint64_t out_bytes = output_bytes_per_batch();
+  std::vector<Out> y(static_cast<std::size_t>(out_bytes * std::uint64_t(dims.N) / sizeof(Out)));
+  const detail::InputType input_type = words_in         ? detail::InputType::Packed
+                                       : sizeof(T) == 1 ? detail::InputType::U8
+                                                        : detail::InputType::F32;
   last_events.clear();
   try {
     cl_call(
         [&] {
-          // Both or neither: a failed allocation of run_output must not leave run_input alone behind.
+          // Both or neither: a failed allocation of run_output must not leave run_input alone behind. Sized
+          // for float32 per batch, at least what any input or output type needs.
           if (!run_input() || !run_output()) {
-            run_input = cl::Buffer(state->context, CL_MEM_READ_ONLY,
-                                   static_cast<std::size_t>(in_per_batch * run_group * sizeof(float)));
-            run_output = cl::Buffer(state->context, CL_MEM_READ_WRITE,
-                                    static_cast<std::size_t>(out_per_batch * run_group * sizeof(float)));
+            run_input = cl::Buffer(
+                state->context, CL_MEM_READ_ONLY,
+                static_cast<std::size_t>(
+                    std::max(dims.input_per_batch() * sizeof(float), input_bytes_per_batch()) * run_group));
+            run_output =
+                cl::Buffer(state->context, CL_MEM_READ_WRITE,
+                           static_cast<std::size_t>(
+                               std::max(dims.output_per_batch() * sizeof(float), out_bytes) * run_group));
           }
+          const auto* bytes_in = reinterpret_cast<const unsigned char*>(x);
+          auto* bytes_out = reinterpret_cast<unsigned char*>(y.data());
           for (int n0 = 0; n0 < dims.N; n0 += run_group) {
             const int batches = std::min(run_group, dims.N - n0);
             std::vector<cl::Event> written(1);
-            queue.enqueueWriteBuffer(run_input, CL_FALSE, 0,
-                                     static_cast<std::size_t>(in_per_batch * batches * sizeof(T)),
-                                     x + in_per_batch * std::uint64_t(n0), nullptr, &written[0]);
+            queue.enqueueWriteBuffer(run_input, CL_FALSE, 0, static_cast<std::size_t>(in_bytes * batches),
+                                     bytes_in + in_bytes * std::uint64_t(n0), nullptr, &written[0]);
             std::vector<cl::Event> done(1);
-            done[0] = enqueue_all(run_input, run_output, batches, sizeof(T) == 1, &written);
-            queue.enqueueReadBuffer(run_output, CL_TRUE, 0,
-                                    static_cast<std::size_t>(out_per_batch * batches * sizeof(float)),
-                                    y.data() + out_per_batch * std::uint64_t(n0), &done);
+            done[0] = enqueue_all(run_input, run_output, batches, input_type, &written);
+            queue.enqueueReadBuffer(run_output, CL_TRUE, 0, static_cast<std::size_t>(out_bytes * batches),
+                                    bytes_out + out_bytes * std::uint64_t(n0), &done);
           }
         },
         "BinaryConvolution::run");
@@ -530,32 +751,70 @@ std::vector<float> BinaryConvolution::Impl::run(const T* x) {
   return y;
 }
 
+namespace {
+template <class Out>
+void copy_out(const std::vector<Out>& result, Out* y) {
+  std::memcpy(y, result.data(), result.size() * sizeof(Out));
+}
+void check_output_pointer(const void* y) {
+  if (!y) throw InvalidArgument("BinaryConvolution::run: the output pointer is null");
+}
+}  // namespace
+
 std::vector<float> BinaryConvolution::run(const float* x) {
-  return impl().run(x);
+  return impl().run<float, float>(x);
 }
 std::vector<float> BinaryConvolution::run(const std::uint8_t* x) {
-  return impl().run(x);
+  return impl().run<std::uint8_t, float>(x);
+}
+std::vector<float> BinaryConvolution::run(const std::uint32_t* x) {
+  return impl().run<std::uint32_t, float>(x);
+}
+std::vector<std::uint32_t> BinaryConvolution::run_packed(const float* x) {
+  return impl().run<float, std::uint32_t>(x);
+}
+std::vector<std::uint32_t> BinaryConvolution::run_packed(const std::uint8_t* x) {
+  return impl().run<std::uint8_t, std::uint32_t>(x);
+}
+std::vector<std::uint32_t> BinaryConvolution::run_packed(const std::uint32_t* x) {
+  return impl().run<std::uint32_t, std::uint32_t>(x);
 }
 void BinaryConvolution::run(const float* x, float* y) {
-  if (!y) throw InvalidArgument("BinaryConvolution::run: the output pointer is null");
-  const std::vector<float> result = impl().run(x);
-  std::memcpy(y, result.data(), result.size() * sizeof(float));
+  check_output_pointer(y);
+  copy_out(impl().run<float, float>(x), y);
 }
 void BinaryConvolution::run(const std::uint8_t* x, float* y) {
-  if (!y) throw InvalidArgument("BinaryConvolution::run: the output pointer is null");
-  const std::vector<float> result = impl().run(x);
-  std::memcpy(y, result.data(), result.size() * sizeof(float));
+  check_output_pointer(y);
+  copy_out(impl().run<std::uint8_t, float>(x), y);
+}
+void BinaryConvolution::run(const std::uint32_t* x, float* y) {
+  check_output_pointer(y);
+  copy_out(impl().run<std::uint32_t, float>(x), y);
+}
+void BinaryConvolution::run_packed(const float* x, std::uint32_t* y) {
+  check_output_pointer(y);
+  copy_out(impl().run<float, std::uint32_t>(x), y);
+}
+void BinaryConvolution::run_packed(const std::uint8_t* x, std::uint32_t* y) {
+  check_output_pointer(y);
+  copy_out(impl().run<std::uint8_t, std::uint32_t>(x), y);
+}
+void BinaryConvolution::run_packed(const std::uint32_t* x, std::uint32_t* y) {
+  check_output_pointer(y);
+  copy_out(impl().run<std::uint32_t, std::uint32_t>(x), y);
 }
 
 cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& output,
                                      const std::vector<cl::Event>* wait) {
   Impl& m = impl();
-  const std::uint64_t need_in = m.dims.input_per_batch() * std::uint64_t(m.dims.N) * sizeof(float);
-  const std::uint64_t need_out = m.dims.output_per_batch() * std::uint64_t(m.dims.N) * sizeof(float);
-  detail::check_enqueue_arguments(m.runtime.state()->context, {input, need_in, m.geometry.input},
-                                  {output, need_out, m.geometry.output}, false, wait);
+  const std::uint64_t need_in = m.input_bytes_per_batch() * std::uint64_t(m.dims.N);
+  const std::uint64_t need_out = m.output_bytes_per_batch() * std::uint64_t(m.dims.N);
+  detail::check_enqueue_arguments(m.runtime.state()->context,
+                                  {input, need_in, m.geometry.input, m.options.input_packed},
+                                  {output, need_out, m.geometry.output, output_packed()}, false, wait);
   m.last_events.clear();
-  return m.enqueue_all(input, output, m.dims.N, false, wait);
+  return m.enqueue_all(input, output, m.dims.N,
+                       m.options.input_packed ? detail::InputType::Packed : detail::InputType::F32, wait);
 }
 
 std::vector<StageTime> BinaryConvolution::last_stage_times() const {

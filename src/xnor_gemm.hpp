@@ -22,12 +22,23 @@ struct PadFold {
   int row_classes = 0, column_classes = 0;  // of the S table: [C_OUT][row_classes][column_classes]
 };
 
+// The output epilogue of xnor_gemm_fused (cl_kernels/xnor_gemm.cl): mode 0 float, 1 scale-and-bias (scale,
+// bias: [C_OUT] float), 2 packed words (keys, modes: [C_OUT] uint rules; words per pixel Cw_out).
+struct Epilogue {
+  int mode = 0;
+  cl::Buffer scale, bias, keys, modes;
+  int Cw_out = 0;
+};
+
 class XnorGemmLauncher {
  public:
   XnorGemmLauncher() = default;
   explicit XnorGemmLauncher(const RuntimeState& state);
 
   static const char* kernel_name() { return "xnor_gemm"; }
+  static const char* fused_kernel_name() { return "xnor_gemm_fused"; }
+  // Whether xnor_gemm_fused can write packed words (its tile of output channels covers whole words).
+  bool packs_words() const { return config_.tile_m() % 32 == 0; }
   int tile_m() const { return config_.tile_m(); }
   int tile_n() const { return config_.tile_n(); }
   const GemmConfig& config() const { return config_; }
@@ -36,9 +47,16 @@ class XnorGemmLauncher {
   cl::Event enqueue(const cl::CommandQueue& queue, const cl::Buffer& filters, const cl::Buffer& patches,
                     const cl::Buffer& output, const LayerDims& d, int M_pad, const Chunk& c,
                     const PadFold& fold, const cl::Buffer& sat, const std::vector<cl::Event>* wait);
+  // xnor_gemm_fused (created on first use): output is float NCHW for modes 0/1, packed words for mode 2.
+  cl::Event enqueue_fused(const cl::CommandQueue& queue, const cl::Buffer& filters, const cl::Buffer& patches,
+                          const cl::Buffer& output, const LayerDims& d, int M_pad, const Chunk& c,
+                          const PadFold& fold, const cl::Buffer& sat, const Epilogue& epilogue,
+                          const std::vector<cl::Event>* wait);
 
  private:
-  cl::Kernel kernel_;
+  cl::Kernel kernel_, fused_;
+  cl::Program program_;
+  cl::Device device_;
   GemmConfig config_;
 };
 
