@@ -428,6 +428,9 @@ inline uint fused_rule_bit(const float value, const uint t_key, const uint mode)
 }
 
 #define FUSED_WORDS_PER_TILE (TILE_M / 32)
+#if LOCAL_VARIANT == 0 && (TM > 8 || 32 % TM != 0)
+#error "xnor_gemm_fused's Global variant packs a work-item's TM channel bits into one byte of a word"
+#endif
 
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     __global const word_t* restrict filters, __global const word_t* restrict patches, __global float* restrict y,
@@ -439,7 +442,11 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     __global const float* restrict bias, __global const uint* restrict keys, __global const uint* restrict modes,
     const int Cw_out) {
 #if TILE_M % 32 == 0
-  __local uchar flags[TILE_N * TILE_M];
+#if LOCAL_VARIANT == 0
+  __local uchar flags[TILE_N * WG];  // [column][lid1]: the TM bits of a work-item's channels
+#else
+  __local uchar flags[TILE_N * TILE_M];  // [column][channel]: one bit per byte
+#endif
 #endif
   uint acc[TM][TN];
 #pragma unroll
@@ -456,7 +463,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   const int p0 = (int)get_global_id(0) * TN;
   const int o0 = (int)get_global_id(1) * TM;
   const int o_first = o0, o_step = 1, p_first = p0, p_step = 1;
-  const int lo_first = lid1 * TM, lo_step = 1, lp_first = lid0 * TN, lp_step = 1;
+  const int lp_first = lid0 * TN;  // the work-item's first column within the tile
   const int steps_k = (p0 < P && o0 < M) ? Kw : 0;
   __global const word_t* fp = filters + o0;
   __global const word_t* pp = patches + p0;
@@ -545,36 +552,81 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   fold.ox_hi = ox_hi;
   fold.row_classes = row_classes;
   fold.column_classes = column_classes;
+  // Each column's (image, position) and, under the pad fold, its border class. The Global variant's columns
+  // are contiguous: one division, then counters; the Local variant's are WG apart: divisions per column.
+  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10
+  // cannot execute).
+  int image = p_first / per_image;
+  int within = p_first - image * per_image;
+  int ry = 0, ox = 0;
+  if (correct) {
+    ry = within / OW;
+    ox = within - ry * OW;
+  }
+#pragma unroll
   for (int j = 0; j < TN; ++j) {
     const int p = p_first + j * p_step;
-    if (p >= P) continue;
-    // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10
-    // cannot execute).
-    const int image = p / per_image;
-    const int within = p - image * per_image;
-    const int n = n0 + image;
-    const ulong column = row_offset + (ulong)within;
-    int border = 0, cls = 0;
-    if (correct) {
-      const int ry = within / OW;
-      const int ox = within - ry * OW;
-      border = border_class(&fold, oy0 + ry, ox, &cls);
-    }
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-      const int o = o_first + i * o_step;
-      float value = 0.0f;
-      if (o < M) value = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
-      if (out_mode == 2) {
-#if TILE_M % 32 == 0
-        flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] =
-            o < M ? (uchar)fused_rule_bit(value, keys[o], modes[o]) : (uchar)0;
-#endif
-      } else if (o < M) {
-        const ulong index = ((ulong)n * (ulong)M + (ulong)o) * OHW + column;
-        y[index] = out_mode == 1 ? fma(scale[o], value, bias[o]) : value;
+#if LOCAL_VARIANT == 1
+    if (j > 0) {
+      image = p / per_image;
+      within = p - image * per_image;
+      if (correct) {
+        ry = within / OW;
+        ox = within - ry * OW;
       }
     }
+#endif
+    if (p < P) {
+      int border = 0, cls = 0;
+      if (correct) border = border_class(&fold, oy0 + ry, ox, &cls);
+      if (out_mode == 2) {
+#if TILE_M % 32 == 0
+#if LOCAL_VARIANT == 0
+        // TM contiguous channels of one word: their bits as one byte (TM <= 8) per work-item and column.
+        uint bits = 0u;
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+          const int o = o_first + i;
+          if (o < M) {
+            const float value = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
+            bits |= fused_rule_bit(value, keys[o], modes[o]) << i;
+          }
+        }
+        flags[(lp_first + j) * WG + lid1] = (uchar)bits;
+#else
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+          const int o = o_first + i * o_step;
+          uint bit = 0u;
+          if (o < M) bit = fused_rule_bit(folded(&fold, K - 2 * (int)acc[i][j], o, border, cls), keys[o], modes[o]);
+          flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
+        }
+#endif
+#endif
+      } else {
+        const ulong column = row_offset + (ulong)within;
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+          const int o = o_first + i * o_step;
+          if (o < M) {
+            const float value = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
+            const ulong index = ((ulong)(n0 + image) * (ulong)M + (ulong)o) * OHW + column;
+            y[index] = out_mode == 1 ? fma(scale[o], value, bias[o]) : value;
+          }
+        }
+      }
+    }
+#if LOCAL_VARIANT == 0
+    if (++within == per_image) {
+      within = 0;
+      ++image;
+      ry = 0;
+      ox = 0;
+    } else if (correct && ++ox == OW) {
+      ox = 0;
+      ++ry;
+    }
+#endif
   }
 #if TILE_M % 32 == 0
   if (out_mode == 2) {
@@ -585,12 +637,19 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
       const int p = group_p0 + col;
       const int word = group_o0 / 32 + wi;
       if (p >= P || word >= Cw_out) continue;
-      __local const uchar* f = flags + col * TILE_M + wi * 32;
       uint bits = 0u;
+#if LOCAL_VARIANT == 0
+      // Word wi of the column holds the bytes of work-items lid1 = wi*32/TM .. (wi+1)*32/TM - 1.
+      __local const uchar* f = flags + col * WG + wi * (32 / TM);
+#pragma unroll
+      for (int b = 0; b < 32 / TM; ++b) bits |= (uint)f[b] << (b * TM);
+#else
+      __local const uchar* f = flags + col * TILE_M + wi * 32;
       for (int b = 0; b < 32; ++b) bits |= (uint)f[b] << b;
-      const int image = p / per_image;
-      const int within = p - image * per_image;
-      const ulong pixel = (ulong)(n0 + image) * OHW + row_offset + (ulong)within;
+#endif
+      const int q_image = p / per_image;
+      const int q_within = p - q_image * per_image;
+      const ulong pixel = (ulong)(n0 + q_image) * OHW + row_offset + (ulong)q_within;
       words[pixel * (ulong)Cw_out + (ulong)word] = bits;
     }
   }
