@@ -400,9 +400,8 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
 //   out_mode 0: y (float NCHW, as xnor_gemm);
 //   out_mode 1: fma(scale[o], y, bias[o]) (folded batch-norm, one rounding; float NCHW);
 //   out_mode 2: packed bits (include/xnorcl/packed.hpp): bit o%32 of word o/32 of pixel (n, oy, ox) in
-//     words[((n*OH + oy)*OW + ox)*Cw_out + o/32] is the rule of channel o applied to y: keys[o] is the order
-//     key of its threshold (the host's key), modes[o] 0 y > t, 1 y < t, 2 always 0, 3 always 1 (NaN gives 0,
-//     as threshold_pack.cl). Needs TILE_M % 32 == 0 (the host falls back to xnor_gemm + threshold_pack
+//     words[((n*OH + oy)*OW + ox)*Cw_out + o/32] is the rule of channel o applied to y, given as an interval of
+//     order keys (keys[o] = lo, modes[o] = count; see fused_rule_bit). Needs TILE_M % 32 == 0 (the host falls back to xnor_gemm + threshold_pack
 //     otherwise): a work-group covers whole words of channels. Each work-item writes the bit of each of its
 //     TM x TN values as a byte into the work-group's __local flags[TILE_N][TILE_M] (every byte of a column
 //     p < P has exactly one writer; channels o >= M give 0, the words' tail bits), then, after one barrier,
@@ -412,19 +411,20 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
 // Output buffers: y is written in modes 0/1 only, words in mode 2 only (the host passes a buffer that is
 // never written for the other).
 
-// The bit of a value under a rule (threshold_pack.cl's rule_bit on the value's bit pattern).
-inline uint fused_order_key(uint u) {
+// The bit of a value under a rule, branch-free: with k the order key of the value (threshold_pack.cl's key:
+// unsigned order of keys is IEEE order, -0 == +0, NaN is 0), every rule is "k in an interval of keys",
+// tested as (k - lo[o]) < count[o] in unsigned arithmetic. The host derives (lo, count) from the rule's
+// threshold key t: Greater: keys t+1 .. 2^32-1 (lo = t+1, count = 2^32-1-t); Less: keys 1 .. t-1 (lo = 1,
+// count = t-1: NaN's key 0 is excluded); AlwaysOne: keys 1 .. 2^32-1; AlwaysZero: count 0. NaN (k = 0)
+// gives 0 under every rule: 0 - lo wraps to at least count.
+inline uint fused_order_key(const uint u) {
   const uint magnitude = u & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) return 0u;  // NaN
-  if (magnitude == 0u) u = 0u;             // -0 == +0
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  const uint v = magnitude == 0u ? 0u : u;  // -0 == +0
+  const uint key = (v & 0x80000000u) ? ~v : (v | 0x80000000u);
+  return magnitude > 0x7f800000u ? 0u : key;  // NaN
 }
-inline uint fused_rule_bit(const float value, const uint t_key, const uint mode) {
-  const uint k = fused_order_key(as_uint(value));
-  if (k == 0u) return 0u;  // NaN
-  if (mode == 0u) return k > t_key ? 1u : 0u;
-  if (mode == 1u) return k < t_key ? 1u : 0u;
-  return mode == 3u ? 1u : 0u;
+inline uint fused_rule_bit(const float value, const uint lo, const uint count) {
+  return (fused_order_key(as_uint(value)) - lo) < count ? 1u : 0u;
 }
 
 #define FUSED_WORDS_PER_TILE (TILE_M / 32)
@@ -654,4 +654,78 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     }
   }
 #endif
+}
+
+// ---- xnor_gemm_packed: packed output without local memory or barriers (the Global variant's) -------------
+//
+// Work-item (p, word) computes the 32 output channels 32*word .. 32*word + 31 of column p (acc[32]: as many
+// accumulators as a 4x8 register block) and writes their word of the packed output itself: bit i is the
+// rule of channel o = 32*word + i applied to the value xnor_gemm would store (G, or the pad fold's fma at a
+// border position); channels o >= M give 0 (tail bits). One writer per word, no __local, no barrier (a
+// barrier makes PoCL's CPU work-group functions far slower, and Mali's "local" memory is global memory).
+// The filter words of a step are the same for every work-item of a row of the NDRange (loaded as vload4s),
+// the patch word is the work-item's own (adjacent work-items, adjacent words).
+// NDRange: global (P_pad rounded up to WG*WG, M_pad / 32), local (WG*WG, 1); M_pad is a multiple of 32
+// (TILE_M, checked by the host) so every filter row read exists.
+__kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_packed(
+    __global const word_t* restrict filters, __global const word_t* restrict patches,
+    __global uint* restrict words, const int M, const int M_pad, const int Kw, const int K, const int P,
+    const int P_pad, const int per_image, const int n0, const ulong OHW, const ulong row_offset,
+    const int correct, const float v, __global const int* restrict s_table, const int OW, const int oy0,
+    const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
+    const int column_classes, __global const uint* restrict keys, __global const uint* restrict modes,
+    const int Cw_out) {
+  const int p = (int)get_global_id(0);
+  const int word = (int)get_global_id(1);
+  if (p >= P) return;
+  const int o0 = word * 32;
+  uint acc[32];
+#pragma unroll
+  for (int i = 0; i < 32; ++i) acc[i] = 0u;
+  __global const word_t* fp = filters + o0;
+  __global const word_t* pp = patches + p;
+  for (int w = 0; w < Kw; ++w) {
+    const word_t b = *pp;
+#pragma unroll
+    for (int i = 0; i < 32; i += 4) {
+      const word4_t a = vload4(0, fp + i);
+      acc[i] += (uint)popcount(a.s0 ^ b);
+      acc[i + 1] += (uint)popcount(a.s1 ^ b);
+      acc[i + 2] += (uint)popcount(a.s2 ^ b);
+      acc[i + 3] += (uint)popcount(a.s3 ^ b);
+    }
+    fp += M_pad;
+    pp += P_pad;
+  }
+  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10
+  // cannot execute).
+  const int image = p / per_image;
+  const int within = p - image * per_image;
+  pad_fold fold;
+  fold.v = v;
+  fold.s_table = s_table;
+  fold.OW = OW;
+  fold.oy_lo = oy_lo;
+  fold.oy_hi = oy_hi;
+  fold.ox_lo = ox_lo;
+  fold.ox_hi = ox_hi;
+  fold.row_classes = row_classes;
+  fold.column_classes = column_classes;
+  int border = 0, cls = 0;
+  if (correct) {
+    const int ry = within / OW;
+    const int ox = within - ry * OW;
+    border = border_class(&fold, oy0 + ry, ox, &cls);
+  }
+  uint bits = 0u;
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    const int o = o0 + i;
+    if (o < M) {
+      const float value = folded(&fold, K - 2 * (int)acc[i], o, border, cls);
+      bits |= fused_rule_bit(value, keys[o], modes[o]) << i;
+    }
+  }
+  const ulong pixel = (ulong)(n0 + image) * OHW + row_offset + (ulong)within;
+  words[pixel * (ulong)Cw_out + (ulong)word] = bits;
 }

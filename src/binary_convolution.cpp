@@ -18,7 +18,6 @@
 #include "conv_layout.hpp"
 #include "enqueue_checks.hpp"
 #include "im2col_pack.hpp"
-#include "layer_common.hpp"
 #include "runtime_state.hpp"
 #include "xnor_gemm.hpp"
 #include "xnorcl/error.hpp"
@@ -172,14 +171,11 @@ struct BinaryConvolution::Impl {
   detail::Im2colPackLauncher pack;
   detail::XnorGemmLauncher gemm;
 
-  // The output choice: Float runs xnor_gemm; ScaleBias and Packed run xnor_gemm_fused with this epilogue,
-  // except Packed where the GEMM's tile does not cover whole words (pack_after): xnor_gemm writes the float
-  // Y into float_scratch, then threshold_pack packs it.
+  // The output choice, applied in the GEMM's epilogue: Float runs xnor_gemm; ScaleBias runs
+  // xnor_gemm_fused; Packed runs xnor_gemm_fused where the Local variant's tile covers whole words, else
+  // xnor_gemm_packed (XnorGemmLauncher::packs_in_fused).
   detail::Epilogue epilogue;
-  bool fused = false, pack_after = false;
-  cl::Buffer float_scratch;
-  cl::Kernel threshold_kernel;
-  std::size_t threshold_wg = 1;
+  enum class GemmKernel { Plain, Fused, Packed } gemm_kernel = GemmKernel::Plain;
 
   std::uint64_t input_bytes_per_batch() const {
     return options.input_packed ? std::uint64_t(dims.H) * std::uint64_t(dims.W) *
@@ -268,26 +264,19 @@ cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl
                         wait_list, last_events);
     previous.assign(1, last);
     wait_list = &previous;
-    if (fused) {
+    if (gemm_kernel == GemmKernel::Fused) {
       last = gemm.enqueue_fused(queue, filters, patches, output, dims, M_pad, c, fold, wsum, epilogue,
                                 wait_list);
       last_events.emplace_back(detail::XnorGemmLauncher::fused_kernel_name(), last);
+    } else if (gemm_kernel == GemmKernel::Packed) {
+      last = gemm.enqueue_packed(queue, filters, patches, output, dims, M_pad, c, fold, wsum, epilogue,
+                                 wait_list);
+      last_events.emplace_back(detail::XnorGemmLauncher::packed_kernel_name(), last);
     } else {
-      last = gemm.enqueue(queue, filters, patches, pack_after ? float_scratch : output, dims, M_pad, c, fold,
-                          wsum, wait_list);
+      last = gemm.enqueue(queue, filters, patches, output, dims, M_pad, c, fold, wsum, wait_list);
       last_events.emplace_back(detail::XnorGemmLauncher::kernel_name(), last);
     }
     previous.assign(1, last);
-  }
-  if (pack_after) {
-    const cl_int Cw_out = static_cast<cl_int>(packed_words_per_pixel(dims.C_OUT));
-    const std::uint64_t total = std::uint64_t(batches) * dims.output_plane() * std::uint64_t(Cw_out);
-    detail::set_args(threshold_kernel, "threshold_pack", float_scratch, output, epilogue.keys, epilogue.modes,
-                     cl_int(dims.C_OUT), static_cast<cl_int>(dims.output_plane()), Cw_out,
-                     static_cast<cl_int>(total));
-    last = detail::enqueue_linear(queue, threshold_kernel, static_cast<std::size_t>(total), threshold_wg,
-                                  &previous, "threshold_pack");
-    last_events.emplace_back("threshold_pack", last);
   }
   return last;
 }
@@ -407,7 +396,9 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   // dense, bit j of word w is k = B*w + j; channel-packed, word w = (ky*KW + kx)*Cw + cw holds channels
   // B*cw + j at bit j. Tail bits are 0.
   const int tile_m = m.gemm.tile_m();
-  m.M_pad = static_cast<int>(round_up(d.C_OUT, tile_m));
+  // xnor_gemm_packed reads the 32 filter rows of each output word: M_pad a multiple of 32 as well.
+  const bool packed_kernel = options.output.kind == Output::Kind::Packed && !m.gemm.packs_in_fused();
+  m.M_pad = static_cast<int>(round_up(d.C_OUT, packed_kernel ? m.gemm.packed_m_multiple() : tile_m));
   const std::uint64_t filter_words = std::uint64_t(d.Kw) * std::uint64_t(m.M_pad);
   const std::uint64_t filter_bytes = filter_words * d.word_bytes();
   if (filter_bytes > max_alloc) {
@@ -539,30 +530,34 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
     out_scale.assign(options.output.scale.begin(), options.output.scale.end());
     out_bias.assign(options.output.bias.begin(), options.output.bias.end());
     m.epilogue.mode = 1;
-    m.fused = true;
+    m.gemm_kernel = Impl::GemmKernel::Fused;
   } else if (options.output.kind == Kind::Packed) {
+    // Each rule as an interval of order keys (lo, count): the kernels test (key(y) - lo) < count (see
+    // fused_rule_bit in cl_kernels/xnor_gemm.cl); key 0 is NaN's, never inside.
     for (const Threshold& r : options.output.thresholds) {
-      out_keys.push_back(order_key(r.value));
-      out_modes.push_back(static_cast<cl_uint>(r.mode));
+      const cl_uint t = order_key(r.value);
+      cl_uint lo = 1, count = 0;
+      switch (r.mode) {
+        case ThresholdMode::Greater:
+          lo = t + 1;  // t <= key(+inf) = 0xff800000: no wrap
+          count = 0xffffffffu - t;
+          break;
+        case ThresholdMode::Less:
+          count = t - 1;  // t >= key(-inf) = 0x007fffff: no wrap
+          break;
+        case ThresholdMode::AlwaysOne:
+          count = 0xffffffffu;
+          break;
+        case ThresholdMode::AlwaysZero:
+          break;
+      }
+      out_keys.push_back(lo);
+      out_modes.push_back(count);
     }
     m.epilogue.mode = 2;
-    m.fused = m.gemm.packs_words();
-    m.pack_after = !m.fused;
+    m.gemm_kernel = packed_kernel ? Impl::GemmKernel::Packed : Impl::GemmKernel::Fused;
   }
   m.epilogue.Cw_out = static_cast<int>(packed_words_per_pixel(d.C_OUT));
-  if (m.pack_after) {
-    m.threshold_wg = state->threshold_work_group;
-    m.threshold_kernel =
-        detail::make_kernel(state->threshold_pack, "threshold_pack", state->device, m.threshold_wg);
-  }
-  const std::uint64_t scratch_float_bytes = m.pack_after ? d.output_per_batch() * std::uint64_t(d.N) * 4 : 0;
-  if (scratch_float_bytes > max_alloc) {
-    throw Error("the float output of layer " + to_string(g.input) + " * " + to_string(g.filter) + " needs " +
-                std::to_string(scratch_float_bytes) +
-                " bytes before packing, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
-                std::to_string(max_alloc) + ")");
-  }
-
   const std::uint64_t patch_bytes = std::uint64_t(largest_P_pad) * word_bytes;
   const std::uint64_t packed_bytes = largest_packed * d.word_bytes();
   cl_call(
@@ -591,10 +586,6 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
           m.epilogue.modes = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                         out_modes.size() * 4, out_modes.data());
         }
-        if (scratch_float_bytes > 0) {
-          m.float_scratch =
-              cl::Buffer(state->context, CL_MEM_READ_WRITE, static_cast<std::size_t>(scratch_float_bytes));
-        }
       },
       "allocating the device buffers of a BinaryConvolution");
 
@@ -610,28 +601,23 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   p.patch_bits = d.K;
   p.chunks = static_cast<int>(m.chunks.size());
   p.input_packed = options.input_packed;
-  p.output = options.output.kind == Kind::Float       ? "float32"
-             : options.output.kind == Kind::ScaleBias ? "scale_bias (fused)"
-             : m.fused                                ? "packed (fused)"
-                                                      : "packed (threshold_pack after the GEMM)";
+  using GemmKernel = Impl::GemmKernel;
+  const char* gemm_name = m.gemm_kernel == GemmKernel::Fused ? detail::XnorGemmLauncher::fused_kernel_name()
+                          : m.gemm_kernel == GemmKernel::Packed
+                              ? detail::XnorGemmLauncher::packed_kernel_name()
+                              : detail::XnorGemmLauncher::kernel_name();
+  p.output = options.output.kind == Kind::Float       ? std::string("float32")
+             : options.output.kind == Kind::ScaleBias ? std::string("scale_bias (") + gemm_name + ")"
+                                                      : std::string("packed (") + gemm_name + ")";
   for (const Plan::Launch& l : m.pack.launches(
            d, m.chunks.front(), options.input_packed ? detail::InputType::Packed : detail::InputType::F32))
     p.launches.push_back(l);
-  p.launches.push_back(m.gemm.launch(m.M_pad, m.chunks.front()));
-  if (m.fused) p.launches.back().kernel = detail::XnorGemmLauncher::fused_kernel_name();
-  if (m.pack_after) {
-    Plan::Launch l;
-    l.kernel = "threshold_pack";
-    l.global = {static_cast<std::size_t>(
-                    round_up(std::int64_t(d.N) * std::int64_t(d.output_plane()) * m.epilogue.Cw_out,
-                             static_cast<std::int64_t>(m.threshold_wg))),
-                1};
-    l.local = {m.threshold_wg, 1};
-    p.launches.push_back(l);
-  }
+  p.launches.push_back(m.gemm_kernel == GemmKernel::Packed ? m.gemm.packed_launch(m.M_pad, m.chunks.front())
+                                                           : m.gemm.launch(m.M_pad, m.chunks.front()));
+  p.launches.back().kernel = gemm_name;
   p.scratch_bytes = static_cast<std::size_t>(filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes +
                                              packed_bytes + (out_scale.size() + out_bias.size()) * 4 +
-                                             (out_keys.size() + out_modes.size()) * 4 + scratch_float_bytes);
+                                             (out_keys.size() + out_modes.size()) * 4);
 
   impl_ = std::move(impl);
 }

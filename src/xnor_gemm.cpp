@@ -122,4 +122,51 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
       "enqueueing xnor_gemm_fused");
 }
 
+Plan::Launch XnorGemmLauncher::packed_launch(int M_pad, const Chunk& c) const {
+  Plan::Launch l;
+  l.kernel = packed_kernel_name();
+  const std::int64_t group = static_cast<std::int64_t>(config_.work_group_size());
+  l.global = {static_cast<std::size_t>((c.P_pad + group - 1) / group * group),
+              static_cast<std::size_t>(M_pad / 32)};
+  l.local = {config_.work_group_size(), 1};
+  return l;
+}
+
+cl::Event XnorGemmLauncher::enqueue_packed(const cl::CommandQueue& queue, const cl::Buffer& filters,
+                                           const cl::Buffer& patches, const cl::Buffer& output,
+                                           const LayerDims& d, int M_pad, const Chunk& c, const PadFold& fold,
+                                           const cl::Buffer& sat, const Epilogue& e,
+                                           const std::vector<cl::Event>* wait) {
+  if (!packed_()) packed_ = make_kernel(program_, packed_kernel_name(), device_, config_.work_group_size());
+  const Plan::Launch l = packed_launch(M_pad, c);
+  return cl_call(
+      [&] {
+        cl_uint i = 0;
+        packed_.setArg(i++, filters);
+        packed_.setArg(i++, patches);
+        packed_.setArg(i++, output);
+        for (int v : {d.C_OUT, M_pad, d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
+          packed_.setArg(i++, static_cast<cl_int>(v));
+        }
+        packed_.setArg(i++, static_cast<cl_ulong>(d.output_plane()));
+        packed_.setArg(i++, static_cast<cl_ulong>(std::uint64_t(c.oy0) * std::uint64_t(d.OW)));
+        packed_.setArg(i++, static_cast<cl_int>(fold.correct ? 1 : 0));
+        packed_.setArg(i++, static_cast<cl_float>(fold.v));
+        packed_.setArg(i++, fold.correct ? sat : filters);
+        const Border& b = fold.border;
+        for (int v :
+             {d.OW, c.oy0, b.oy_lo, b.oy_hi, b.ox_lo, b.ox_hi, fold.row_classes, fold.column_classes}) {
+          packed_.setArg(i++, static_cast<cl_int>(v));
+        }
+        packed_.setArg(i++, e.keys);
+        packed_.setArg(i++, e.modes);
+        packed_.setArg(i++, static_cast<cl_int>(e.Cw_out));
+        cl::Event ev;
+        queue.enqueueNDRangeKernel(packed_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
+                                   cl::NDRange(l.local[0], l.local[1]), wait, &ev);
+        return ev;
+      },
+      "enqueueing xnor_gemm_packed");
+}
+
 }  // namespace xnorcl::detail

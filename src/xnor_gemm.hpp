@@ -2,6 +2,7 @@
 // NCHW, with the pad fold (pad_value other than +-1 where pad taps exist) in its border stores.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "conv_layout.hpp"
@@ -37,8 +38,14 @@ class XnorGemmLauncher {
 
   static const char* kernel_name() { return "xnor_gemm"; }
   static const char* fused_kernel_name() { return "xnor_gemm_fused"; }
-  // Whether xnor_gemm_fused can write packed words (its tile of output channels covers whole words).
-  bool packs_words() const { return config_.tile_m() % 32 == 0; }
+  static const char* packed_kernel_name() { return "xnor_gemm_packed"; }
+  // Which kernel writes packed output: xnor_gemm_fused (its __local flags, one barrier) where the variant is
+  // Local and the tile of output channels covers whole words; otherwise xnor_gemm_packed (32 channels per
+  // work-item, no __local, no barrier: the Global variant's, PoCL's and Mali's). M_pad must then be a
+  // multiple of 32 (packed_m_multiple()).
+  bool packs_in_fused() const { return config_.variant == Variant::Local && config_.tile_m() % 32 == 0; }
+  int packed_m_multiple() const { return std::max(config_.tile_m(), 32); }
+  Plan::Launch packed_launch(int M_pad, const Chunk& c) const;
   int tile_m() const { return config_.tile_m(); }
   int tile_n() const { return config_.tile_n(); }
   const GemmConfig& config() const { return config_; }
@@ -52,9 +59,14 @@ class XnorGemmLauncher {
                           const cl::Buffer& output, const LayerDims& d, int M_pad, const Chunk& c,
                           const PadFold& fold, const cl::Buffer& sat, const Epilogue& epilogue,
                           const std::vector<cl::Event>* wait);
+  // xnor_gemm_packed (created on first use): packed words (epilogue mode 2) into output.
+  cl::Event enqueue_packed(const cl::CommandQueue& queue, const cl::Buffer& filters,
+                           const cl::Buffer& patches, const cl::Buffer& output, const LayerDims& d, int M_pad,
+                           const Chunk& c, const PadFold& fold, const cl::Buffer& sat,
+                           const Epilogue& epilogue, const std::vector<cl::Event>* wait);
 
  private:
-  cl::Kernel kernel_, fused_;
+  cl::Kernel kernel_, fused_, packed_;
   cl::Program program_;
   cl::Device device_;
   GemmConfig config_;

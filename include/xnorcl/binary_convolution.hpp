@@ -43,8 +43,7 @@ struct Plan {
                                    // im2col_pack_rows; dilation_x == 1, KW <= word_bits), else bit by bit
   std::int64_t patch_bits = 0;     // K = C_IN*KH*KW
   bool input_packed = false;       // the input is packed words (Options::input_packed)
-  std::string output = "float32";  // float32, scale_bias (fused), packed (fused) or
-                                   // packed (threshold_pack after the GEMM: tile_m not a multiple of 32)
+  std::string output = "float32";  // float32, or "scale_bias (<gemm kernel>)" / "packed (<gemm kernel>)"
   int chunks = 1;                  // pieces the work is split into to respect CL_DEVICE_MAX_MEM_ALLOC_SIZE
   std::vector<Launch> launches;    // for the first chunk
   std::size_t scratch_bytes = 0;   // device memory the object holds besides the caller's input and output
@@ -79,9 +78,10 @@ class BinaryConvolution {
   //     o%32 LSB-first, tail bits 0): bit = threshold_bit(Y, thresholds[o]) of the exact float Y (a
   //     batch-norm followed by sign folds into one rule per channel: fold_batch_norm). thresholds holds C_OUT
   //     rules; the value of a Greater or Less rule must not be NaN.
-  // Both are applied in the GEMM's epilogue (kernel xnor_gemm_fused), with no further pass over the output;
-  // only a GEMM configuration whose tile of output channels is not a multiple of 32 (a work-group cap below
-  // 64 work-items) packs in a threshold_pack launch after the GEMM (Plan::output says which).
+  // Both are applied in the GEMM's epilogue, with no further pass over the output: kernel xnor_gemm_fused
+  // (ScaleBias; Packed on the Local variant, whose work-groups assemble whole words in __local memory) or
+  // xnor_gemm_packed (Packed otherwise: one work-item computes the 32 channels of a word). Plan::output and
+  // Plan::launches say which.
   struct Output {
     enum class Kind { Float, ScaleBias, Packed };
     Kind kind = Kind::Float;

@@ -74,9 +74,15 @@ std::vector<Threshold> random_rules(Rng& rng, const std::vector<float>& y, const
   return rules;
 }
 
+// The GEMM kernel that writes packed output: xnor_gemm_fused (__local words) on the Local variant when its
+// tile of output channels covers whole words, else xnor_gemm_packed (32 channels per work-item).
+std::string packed_gemm_kernel(const BinaryConvolution& conv) {
+  return conv.plan().variant == Variant::Local && conv.plan().tile_m % 32 == 0 ? "xnor_gemm_fused"
+                                                                               : "xnor_gemm_packed";
+}
+
 // The kernels of this run: the packing kernels of the plan's layout (channel_pack_words for a packed
-// input), the GEMM (xnor_gemm_fused where the plan says fused) and, for packing after the GEMM,
-// threshold_pack.
+// input), then the GEMM kernel of the output choice; nothing else (the output choice adds no launch).
 void require_io_kernels_ran(const BinaryConvolution& conv, Variant variant, bool uint8_input) {
   REQUIRE(conv.plan().variant == variant);
   const std::vector<StageTime> stages = conv.last_stage_times();
@@ -90,23 +96,27 @@ void require_io_kernels_ran(const BinaryConvolution& conv, Variant variant, bool
     want = packing_kernels(conv.plan(), uint8_input);
   }
   const std::string& out = conv.plan().output;
-  if (out == "float32" || out == "packed (threshold_pack after the GEMM)") {
+  if (out == "float32") {
     want.push_back("xnor_gemm");
-  } else {
+  } else if (out.rfind("scale_bias", 0) == 0) {
+    REQUIRE(out == "scale_bias (xnor_gemm_fused)");
     want.push_back("xnor_gemm_fused");
+  } else {
+    REQUIRE(out == "packed (" + packed_gemm_kernel(conv) + ")");
+    want.push_back(packed_gemm_kernel(conv));
   }
-  if (out == "packed (threshold_pack after the GEMM)") want.push_back("threshold_pack");
   for (const std::string& kernel : want) {
     INFO(kernel);
     REQUIRE(has_stage(stages, kernel));
   }
   REQUIRE(stages.size() == want.size());
   REQUIRE(conv.plan().launches.size() == want.size());
+  REQUIRE(conv.plan().launches.back().kernel == want.back());
 }
 
 // One random configuration: Float, ScaleBias and Packed output from its own input, then the same layer on
 // packed input (the case's input binarized by its thresholds) with each output choice.
-void check_io_case(Runtime& rt, Variant variant, const ConvCase& c, bool expect_fused) {
+void check_io_case(Runtime& rt, Variant variant, const ConvCase& c) {
   INFO(describe(c));
   Rng rng(c.seed * 7 + 3);
   const std::vector<float> y_ref = c.reference();
@@ -120,7 +130,6 @@ void check_io_case(Runtime& rt, Variant variant, const ConvCase& c, bool expect_
     Options o;
     o.output = Output::scale_and_bias(scale, bias);
     BinaryConvolution conv(rt, c.attributes, c.input, f, o);
-    REQUIRE(conv.plan().output == "scale_bias (fused)");
     const std::vector<float> got = c.uint8_input ? conv.run(c.x_u8.data()) : conv.run(c.x_f32.data());
     require_io_kernels_ran(conv, variant, c.uint8_input);
     const std::vector<float> want = reference_scale_bias(y_ref.data(), g.output, scale, bias);
@@ -135,8 +144,6 @@ void check_io_case(Runtime& rt, Variant variant, const ConvCase& c, bool expect_
     Options o;
     o.output = Output::packed(rules);
     BinaryConvolution conv(rt, c.attributes, c.input, f, o);
-    REQUIRE(conv.plan().output == (expect_fused ? std::string("packed (fused)")
-                                                : std::string("packed (threshold_pack after the GEMM)")));
     REQUIRE(conv.output_packed());
     REQUIRE(conv.output_bytes() == static_cast<std::size_t>(packed_word_count(g.output)) * 4);
     const std::vector<std::uint32_t> got =
@@ -198,7 +205,7 @@ void random_io_cases(Variant variant) {
     INFO("word_bits " << word_bits);
     for (int i = 0; i < 12; ++i) {
       const ConvCase c = random_case(std::uint64_t(7000) + std::uint64_t(word_bits) * 100 + i, 4e6);
-      check_io_case(rt, variant, c, true);
+      check_io_case(rt, variant, c);
     }
   }
 }
@@ -246,12 +253,13 @@ void named_io_cases(Variant variant) {
   for (int word_bits : {0, other_word_bits(variant)}) {
     Runtime& rt = runtime_for(variant, word_bits);
     INFO("word_bits " << word_bits);
-    for (const ConvCase& c : named_cases()) check_io_case(rt, variant, c, true);
+    for (const ConvCase& c : named_cases()) check_io_case(rt, variant, c);
   }
 }
 
 // A GEMM whose tile of output channels is not a multiple of 32 (a work-group cap of 16 work-items: 4x4
-// work-groups, 16 channels per tile) packs after the GEMM with threshold_pack; same bits.
+// work-groups, 16 channels per tile): packed output through xnor_gemm_packed on both variants (M_pad rounded
+// to whole words), same bits.
 void packing_after_the_gemm(Variant variant) {
   static std::map<Variant, Runtime> capped;
   auto it = capped.find(variant);
@@ -264,7 +272,11 @@ void packing_after_the_gemm(Variant variant) {
   for (const ConvCase& c : named_cases()) {
     BinaryConvolution probe(it->second, c.attributes, c.input, c.make_filter());
     REQUIRE(probe.plan().tile_m % 32 != 0);
-    check_io_case(it->second, variant, c, false);
+    BinaryConvolution::Options o;
+    o.output = Output::packed(std::vector<Threshold>(static_cast<std::size_t>(c.filter[0])));
+    REQUIRE(BinaryConvolution(it->second, c.attributes, c.input, c.make_filter(), o).plan().output ==
+            "packed (xnor_gemm_packed)");
+    check_io_case(it->second, variant, c);
   }
 }
 
@@ -473,8 +485,7 @@ XNORCL_VARIANT_TEST("output choices and packed input equal the host references o
                     random_io_cases)
 XNORCL_VARIANT_TEST("output choices and packed input on C_OUT 33/45, 1x1 and 7x7 kernels", "[conv_io]",
                     named_io_cases)
-XNORCL_VARIANT_TEST("packed output with a GEMM tile below 32 channels packs after the GEMM", "[conv_io]",
-                    packing_after_the_gemm)
+XNORCL_VARIANT_TEST("packed output with a GEMM tile below 32 channels", "[conv_io]", packing_after_the_gemm)
 XNORCL_VARIANT_TEST("packed output: y == t gives 0, zero scale a constant bit, negative scale flips",
                     "[conv_io]", threshold_edges)
 XNORCL_VARIANT_TEST("packed input: tail bits are ignored", "[conv_io]", packed_input_ignores_tail_bits)

@@ -112,9 +112,11 @@ void vehicle_classifier_is_bitwise_equal(Variant variant) {
   // reads the max-pooled bits directly: no threshold_pack or unpack_bits launch before the first FC.
   const std::vector<StageTime> stages = net.last_stage_times();
   INFO(stage_list(stages));
-  for (const char* kernel : {"0:convolution binary_convolution+threshold xnor_gemm_fused",
-                             "3:convolution binary_convolution+threshold channel_pack_words",
-                             "3:convolution binary_convolution+threshold xnor_gemm_fused"}) {
+  const std::string gemm = variant == Variant::Local ? "xnor_gemm_fused" : "xnor_gemm_packed";
+  for (const std::string& kernel :
+       {"0:convolution binary_convolution+threshold " + gemm,
+        std::string("3:convolution binary_convolution+threshold channel_pack_words"),
+        "3:convolution binary_convolution+threshold " + gemm}) {
     INFO(kernel);
     REQUIRE(has_stage(stages, kernel));
   }

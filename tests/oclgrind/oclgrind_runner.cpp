@@ -7,11 +7,11 @@
 //
 // `cases` runs configurations [FIRST, FIRST + COUNT) of the table below through BinaryConvolution on the
 // forced variant and requires each to be bitwise equal to the host reference; `io` runs the output choices
-// (ScaleBias and Packed through xnor_gemm_fused, Packed through threshold_pack after a GEMM whose tile is
-// under 32 channels) and packed input (channel_pack_words, 32- and 64-bit words) on runtimes [FIRST,
-// FIRST + COUNT) of its table; CTest fails the test when
-// Oclgrind reports anything (invalid accesses, data races, uninitialized values, API errors). The canaries
-// run kernels with a known defect; their CTest tests pass only when Oclgrind reports it.
+// (ScaleBias through xnor_gemm_fused; Packed through xnor_gemm_fused on Local, xnor_gemm_packed on Global and
+// on a Local GEMM whose tile is under 32 channels) and packed input (channel_pack_words, 32- and 64-bit
+// words) on runtimes [FIRST, FIRST + COUNT) of its table; CTest fails the test when Oclgrind reports anything
+// (invalid accesses, data races, uninitialized values, API errors). The canaries run kernels with a known
+// defect; their CTest tests pass only when Oclgrind reports it.
 //
 // The runner asserts that the device is "Oclgrind Simulator" and that Variant::Auto chooses Local there. It
 // flushes its output and leaves with std::_Exit: Oclgrind 21.10 aborts at process exit ("corrupted
@@ -262,11 +262,11 @@ struct IoRuntime {
 };
 
 std::vector<IoRuntime> io_runtimes() {
-  return {{Variant::Local, 0, 0, "packed (fused)"},
-          {Variant::Global, 0, 0, "packed (fused)"},
-          {Variant::Local, 64, 0, "packed (fused)"},
-          {Variant::Global, 64, 0, "packed (fused)"},
-          {Variant::Global, 0, 16, "packed (threshold_pack after the GEMM)"}};
+  return {{Variant::Local, 0, 0, "packed (xnor_gemm_fused)"},
+          {Variant::Global, 0, 0, "packed (xnor_gemm_packed)"},
+          {Variant::Local, 64, 0, "packed (xnor_gemm_fused)"},
+          {Variant::Global, 64, 0, "packed (xnor_gemm_packed)"},
+          {Variant::Local, 0, 16, "packed (xnor_gemm_packed)"}};
 }
 
 int run_io(std::size_t first, std::size_t count) {
