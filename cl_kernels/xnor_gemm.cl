@@ -656,7 +656,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 #endif
 }
 
-// ---- xnor_gemm_packed: packed output without local memory or barriers (the Global variant's) -------------
+// ---- xnor_gemm_bits: packed output without local memory or barriers (the Global variant's) -------------
 //
 // Work-item (p, word) computes the 32 output channels 32*word .. 32*word + 31 of column p (acc[32]: as many
 // accumulators as a 4x8 register block) and writes their word of the packed output itself: bit i is the
@@ -667,7 +667,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 // the patch word is the work-item's own (adjacent work-items, adjacent words).
 // NDRange: global (P_pad rounded up to WG*WG, M_pad / 32), local (WG*WG, 1); M_pad is a multiple of 32
 // (TILE_M, checked by the host) so every filter row read exists.
-__kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_packed(
+__kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bits(
     __global const word_t* restrict filters, __global const word_t* restrict patches,
     __global uint* restrict words, const int M, const int M_pad, const int Kw, const int K, const int P,
     const int P_pad, const int per_image, const int n0, const ulong OHW, const ulong row_offset,

@@ -173,7 +173,7 @@ struct BinaryConvolution::Impl {
 
   // The output choice, applied in the GEMM's epilogue: Float runs xnor_gemm; ScaleBias runs
   // xnor_gemm_fused; Packed runs xnor_gemm_fused where the Local variant's tile covers whole words, else
-  // xnor_gemm_packed (XnorGemmLauncher::packs_in_fused).
+  // xnor_gemm_bits (XnorGemmLauncher::packs_in_fused).
   detail::Epilogue epilogue;
   enum class GemmKernel { Plain, Fused, Packed } gemm_kernel = GemmKernel::Plain;
 
@@ -396,7 +396,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   // dense, bit j of word w is k = B*w + j; channel-packed, word w = (ky*KW + kx)*Cw + cw holds channels
   // B*cw + j at bit j. Tail bits are 0.
   const int tile_m = m.gemm.tile_m();
-  // xnor_gemm_packed reads the 32 filter rows of each output word: M_pad a multiple of 32 as well.
+  // xnor_gemm_bits reads the 32 filter rows of each output word: M_pad a multiple of 32 as well.
   const bool packed_kernel = options.output.kind == Output::Kind::Packed && !m.gemm.packs_in_fused();
   m.M_pad = static_cast<int>(round_up(d.C_OUT, packed_kernel ? m.gemm.packed_m_multiple() : tile_m));
   const std::uint64_t filter_words = std::uint64_t(d.Kw) * std::uint64_t(m.M_pad);

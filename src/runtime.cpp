@@ -284,7 +284,7 @@ void build_gemm(RuntimeState& s) {
     if (s.options.word_bits) c.word_bits = *s.options.word_bits;  // test and tuning hook
     if (c.work_group_size() > s.work_group_cap || c.local_bytes() > s.profile.info.local_mem_size) continue;
     const BuiltProgram candidate = build_program(s, "xnor_gemm.cl", c.build_options());
-    if (kernels_accept(s, candidate.program, {"xnor_gemm", "xnor_gemm_fused", "xnor_gemm_packed"},
+    if (kernels_accept(s, candidate.program, {"xnor_gemm", "xnor_gemm_fused", "xnor_gemm_bits"},
                        c.work_group_size())) {
       store_in_cache(s, candidate);
       s.xnor_gemm = candidate.program;

@@ -166,7 +166,7 @@ cl::Event XnorGemmLauncher::enqueue_packed(const cl::CommandQueue& queue, const 
                                    cl::NDRange(l.local[0], l.local[1]), wait, &ev);
         return ev;
       },
-      "enqueueing xnor_gemm_packed");
+      "enqueueing xnor_gemm_bits");
 }
 
 }  // namespace xnorcl::detail

@@ -38,9 +38,9 @@ class XnorGemmLauncher {
 
   static const char* kernel_name() { return "xnor_gemm"; }
   static const char* fused_kernel_name() { return "xnor_gemm_fused"; }
-  static const char* packed_kernel_name() { return "xnor_gemm_packed"; }
+  static const char* packed_kernel_name() { return "xnor_gemm_bits"; }
   // Which kernel writes packed output: xnor_gemm_fused (its __local flags, one barrier) where the variant is
-  // Local and the tile of output channels covers whole words; otherwise xnor_gemm_packed (32 channels per
+  // Local and the tile of output channels covers whole words; otherwise xnor_gemm_bits (32 channels per
   // work-item, no __local, no barrier: the Global variant's, PoCL's and Mali's). M_pad must then be a
   // multiple of 32 (packed_m_multiple()).
   bool packs_in_fused() const { return config_.variant == Variant::Local && config_.tile_m() % 32 == 0; }
@@ -59,7 +59,7 @@ class XnorGemmLauncher {
                           const cl::Buffer& output, const LayerDims& d, int M_pad, const Chunk& c,
                           const PadFold& fold, const cl::Buffer& sat, const Epilogue& epilogue,
                           const std::vector<cl::Event>* wait);
-  // xnor_gemm_packed (created on first use): packed words (epilogue mode 2) into output.
+  // xnor_gemm_bits (created on first use): packed words (epilogue mode 2) into output.
   cl::Event enqueue_packed(const cl::CommandQueue& queue, const cl::Buffer& filters,
                            const cl::Buffer& patches, const cl::Buffer& output, const LayerDims& d, int M_pad,
                            const Chunk& c, const PadFold& fold, const cl::Buffer& sat,

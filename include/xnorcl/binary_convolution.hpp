@@ -80,7 +80,7 @@ class BinaryConvolution {
   //     rules; the value of a Greater or Less rule must not be NaN.
   // Both are applied in the GEMM's epilogue, with no further pass over the output: kernel xnor_gemm_fused
   // (ScaleBias; Packed on the Local variant, whose work-groups assemble whole words in __local memory) or
-  // xnor_gemm_packed (Packed otherwise: one work-item computes the 32 channels of a word). Plan::output and
+  // xnor_gemm_bits (Packed otherwise: one work-item computes the 32 channels of a word). Plan::output and
   // Plan::launches say which.
   struct Output {
     enum class Kind { Float, ScaleBias, Packed };

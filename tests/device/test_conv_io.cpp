@@ -75,10 +75,10 @@ std::vector<Threshold> random_rules(Rng& rng, const std::vector<float>& y, const
 }
 
 // The GEMM kernel that writes packed output: xnor_gemm_fused (__local words) on the Local variant when its
-// tile of output channels covers whole words, else xnor_gemm_packed (32 channels per work-item).
+// tile of output channels covers whole words, else xnor_gemm_bits (32 channels per work-item).
 std::string packed_gemm_kernel(const BinaryConvolution& conv) {
   return conv.plan().variant == Variant::Local && conv.plan().tile_m % 32 == 0 ? "xnor_gemm_fused"
-                                                                               : "xnor_gemm_packed";
+                                                                               : "xnor_gemm_bits";
 }
 
 // The kernels of this run: the packing kernels of the plan's layout (channel_pack_words for a packed
@@ -258,7 +258,7 @@ void named_io_cases(Variant variant) {
 }
 
 // A GEMM whose tile of output channels is not a multiple of 32 (a work-group cap of 16 work-items: 4x4
-// work-groups, 16 channels per tile): packed output through xnor_gemm_packed on both variants (M_pad rounded
+// work-groups, 16 channels per tile): packed output through xnor_gemm_bits on both variants (M_pad rounded
 // to whole words), same bits.
 void packing_after_the_gemm(Variant variant) {
   static std::map<Variant, Runtime> capped;
@@ -275,7 +275,7 @@ void packing_after_the_gemm(Variant variant) {
     BinaryConvolution::Options o;
     o.output = Output::packed(std::vector<Threshold>(static_cast<std::size_t>(c.filter[0])));
     REQUIRE(BinaryConvolution(it->second, c.attributes, c.input, c.make_filter(), o).plan().output ==
-            "packed (xnor_gemm_packed)");
+            "packed (xnor_gemm_bits)");
     check_io_case(it->second, variant, c);
   }
 }

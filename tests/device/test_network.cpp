@@ -112,7 +112,7 @@ void vehicle_classifier_is_bitwise_equal(Variant variant) {
   // reads the max-pooled bits directly: no threshold_pack or unpack_bits launch before the first FC.
   const std::vector<StageTime> stages = net.last_stage_times();
   INFO(stage_list(stages));
-  const std::string gemm = variant == Variant::Local ? "xnor_gemm_fused" : "xnor_gemm_packed";
+  const std::string gemm = variant == Variant::Local ? "xnor_gemm_fused" : "xnor_gemm_bits";
   for (const std::string& kernel :
        {"0:convolution binary_convolution+threshold " + gemm,
         std::string("3:convolution binary_convolution+threshold channel_pack_words"),

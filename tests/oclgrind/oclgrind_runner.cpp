@@ -7,7 +7,7 @@
 //
 // `cases` runs configurations [FIRST, FIRST + COUNT) of the table below through BinaryConvolution on the
 // forced variant and requires each to be bitwise equal to the host reference; `io` runs the output choices
-// (ScaleBias through xnor_gemm_fused; Packed through xnor_gemm_fused on Local, xnor_gemm_packed on Global and
+// (ScaleBias through xnor_gemm_fused; Packed through xnor_gemm_fused on Local, xnor_gemm_bits on Global and
 // on a Local GEMM whose tile is under 32 channels) and packed input (channel_pack_words, 32- and 64-bit
 // words) on runtimes [FIRST, FIRST + COUNT) of its table; CTest fails the test when Oclgrind reports anything
 // (invalid accesses, data races, uninitialized values, API errors). The canaries run kernels with a known
@@ -263,10 +263,10 @@ struct IoRuntime {
 
 std::vector<IoRuntime> io_runtimes() {
   return {{Variant::Local, 0, 0, "packed (xnor_gemm_fused)"},
-          {Variant::Global, 0, 0, "packed (xnor_gemm_packed)"},
+          {Variant::Global, 0, 0, "packed (xnor_gemm_bits)"},
           {Variant::Local, 64, 0, "packed (xnor_gemm_fused)"},
-          {Variant::Global, 64, 0, "packed (xnor_gemm_packed)"},
-          {Variant::Local, 0, 16, "packed (xnor_gemm_packed)"}};
+          {Variant::Global, 64, 0, "packed (xnor_gemm_bits)"},
+          {Variant::Local, 0, 16, "packed (xnor_gemm_bits)"}};
 }
 
 int run_io(std::size_t first, std::size_t count) {
