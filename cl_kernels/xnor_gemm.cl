@@ -400,14 +400,15 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
 //   out_mode 0: y (float NCHW, as xnor_gemm);
 //   out_mode 1: fma(scale[o], y, bias[o]) (folded batch-norm, one rounding; float NCHW);
 //   out_mode 2: packed bits (include/xnorcl/packed.hpp): bit o%32 of word o/32 of pixel (n, oy, ox) in
-//     words[((n*OH + oy)*OW + ox)*Cw_out + o/32] is the rule of channel o applied to y, given as an interval of
-//     order keys (keys[o] = lo, modes[o] = count; see fused_rule_bit). Needs TILE_M % 32 == 0 (the host falls back to xnor_gemm + threshold_pack
-//     otherwise): a work-group covers whole words of channels. Each work-item writes the bit of each of its
-//     TM x TN values as a byte into the work-group's __local flags[TILE_N][TILE_M] (every byte of a column
-//     p < P has exactly one writer; channels o >= M give 0, the words' tail bits), then, after one barrier,
-//     work-items assemble whole words from 32 bytes and store them: each output word has exactly one
-//     writer, no atomics, deterministic. The Global variant cannot leave early here (every work-item must
-//     reach the barrier): a block beyond P or M skips the accumulation instead.
+//     words[((n*OH + oy)*OW + ox)*Cw_out + o/32] is the rule of channel o applied to y, given as an interval
+//     of order keys (keys[o] = lo, modes[o] = count; see fused_rule_bit). Only the Local variant with
+//     TILE_M % 32 == 0 (FUSED_PACKS; elsewhere the host packs with xnor_gemm_bits below): a work-group covers
+//     whole words of channels. Each work-item writes the bit of each of its TM x TN values as a byte into the
+//     work-group's __local flags[TILE_N][TILE_M] (every byte of a column p < P has exactly one writer;
+//     channels o >= M give 0, the words' tail bits); after one barrier, work-items assemble whole words
+//     from 32 bytes and store them: each output word has exactly one writer, no atomics, deterministic.
+//   In the Global variant a block beyond P or M skips the accumulation rather than returning (the loop is
+//   shared with the Local variant's structure; it stores nothing for such a block).
 // Output buffers: y is written in modes 0/1 only, words in mode 2 only (the host passes a buffer that is
 // never written for the other).
 
@@ -428,9 +429,9 @@ inline uint fused_rule_bit(const float value, const uint lo, const uint count) {
 }
 
 #define FUSED_WORDS_PER_TILE (TILE_M / 32)
-#if LOCAL_VARIANT == 0 && (TM > 8 || 32 % TM != 0)
-#error "xnor_gemm_fused's Global variant packs a work-item's TM channel bits into one byte of a word"
-#endif
+// Whether this configuration of xnor_gemm_fused writes packed words (mode 2): the Local variant with whole
+// words of channels per tile. Elsewhere the host packs with xnor_gemm_bits.
+#define FUSED_PACKS (LOCAL_VARIANT == 1 && TILE_M % 32 == 0)
 
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     __global const word_t* restrict filters, __global const word_t* restrict patches, __global float* restrict y,
@@ -441,12 +442,8 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     const int column_classes, const int out_mode, __global const float* restrict scale,
     __global const float* restrict bias, __global const uint* restrict keys, __global const uint* restrict modes,
     const int Cw_out) {
-#if TILE_M % 32 == 0
-#if LOCAL_VARIANT == 0
-  __local uchar flags[TILE_N * WG];  // [column][lid1]: the TM bits of a work-item's channels
-#else
+#if FUSED_PACKS
   __local uchar flags[TILE_N * TILE_M];  // [column][channel]: one bit per byte
-#endif
 #endif
   uint acc[TM][TN];
 #pragma unroll
@@ -463,7 +460,6 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   const int p0 = (int)get_global_id(0) * TN;
   const int o0 = (int)get_global_id(1) * TM;
   const int o_first = o0, o_step = 1, p_first = p0, p_step = 1;
-  const int lp_first = lid0 * TN;  // the work-item's first column within the tile
   const int steps_k = (p0 < P && o0 < M) ? Kw : 0;
   __global const word_t* fp = filters + o0;
   __global const word_t* pp = patches + p0;
@@ -580,28 +576,15 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
       int border = 0, cls = 0;
       if (correct) border = border_class(&fold, oy0 + ry, ox, &cls);
       if (out_mode == 2) {
-#if TILE_M % 32 == 0
-#if LOCAL_VARIANT == 0
-        // TM contiguous channels of one word: their bits as one byte (TM <= 8) per work-item and column.
-        uint bits = 0u;
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-          const int o = o_first + i;
-          if (o < M) {
-            const float value = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
-            bits |= fused_rule_bit(value, keys[o], modes[o]) << i;
-          }
-        }
-        flags[(lp_first + j) * WG + lid1] = (uchar)bits;
-#else
+#if FUSED_PACKS
 #pragma unroll
         for (int i = 0; i < TM; ++i) {
           const int o = o_first + i * o_step;
           uint bit = 0u;
-          if (o < M) bit = fused_rule_bit(folded(&fold, K - 2 * (int)acc[i][j], o, border, cls), keys[o], modes[o]);
+          if (o < M)
+            bit = fused_rule_bit(folded(&fold, K - 2 * (int)acc[i][j], o, border, cls), keys[o], modes[o]);
           flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
         }
-#endif
 #endif
       } else {
         const ulong column = row_offset + (ulong)within;
@@ -628,7 +611,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     }
 #endif
   }
-#if TILE_M % 32 == 0
+#if FUSED_PACKS
   if (out_mode == 2) {
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int index = lid1 * WG + lid0; index < TILE_N * FUSED_WORDS_PER_TILE; index += WG * WG) {
@@ -638,15 +621,8 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
       const int word = group_o0 / 32 + wi;
       if (p >= P || word >= Cw_out) continue;
       uint bits = 0u;
-#if LOCAL_VARIANT == 0
-      // Word wi of the column holds the bytes of work-items lid1 = wi*32/TM .. (wi+1)*32/TM - 1.
-      __local const uchar* f = flags + col * WG + wi * (32 / TM);
-#pragma unroll
-      for (int b = 0; b < 32 / TM; ++b) bits |= (uint)f[b] << (b * TM);
-#else
       __local const uchar* f = flags + col * TILE_M + wi * 32;
       for (int b = 0; b < 32; ++b) bits |= (uint)f[b] << b;
-#endif
       const int q_image = p / per_image;
       const int q_within = p - q_image * per_image;
       const ulong pixel = (ulong)(n0 + q_image) * OHW + row_offset + (ulong)q_within;
