@@ -637,7 +637,9 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 // Work-item (p, word) computes the 32 output channels 32*word .. 32*word + 31 of column p (acc[32]: as many
 // accumulators as a 4x8 register block) and writes their word of the packed output itself: bit i is the
 // rule of channel o = 32*word + i applied to the value xnor_gemm would store (G, or the pad fold's fma at a
-// border position); channels o >= M give 0 (tail bits). One writer per word, no __local, no barrier (a
+// border position); channels o >= M give 0 (tail bits). Where the value is the integer G (every position
+// without the pad fold, the interior with it), the rule is applied as the host's equivalent interval of
+// integers (int_lo[o], int_count[o]: the G in [-K, K] whose float the rule accepts): (uint)(G - lo) < count. One writer per word, no __local, no barrier (a
 // barrier makes PoCL's CPU work-group functions far slower, and Mali's "local" memory is global memory).
 // The filter words of a step are the same for every work-item of a row of the NDRange (loaded as vload4s),
 // the patch word is the work-item's own (adjacent work-items, adjacent words).
@@ -650,7 +652,7 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
     const int correct, const float v, __global const int* restrict s_table, const int OW, const int oy0,
     const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
     const int column_classes, __global const uint* restrict keys, __global const uint* restrict modes,
-    const int Cw_out) {
+    __global const int* restrict int_lo, __global const uint* restrict int_count, const int Cw_out) {
   const int p = (int)get_global_id(0);
   const int word = (int)get_global_id(1);
   if (p >= P) return;
@@ -694,12 +696,18 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
     border = border_class(&fold, oy0 + ry, ox, &cls);
   }
   uint bits = 0u;
+  if (border) {
 #pragma unroll
-  for (int i = 0; i < 32; ++i) {
-    const int o = o0 + i;
-    if (o < M) {
-      const float value = folded(&fold, K - 2 * (int)acc[i], o, border, cls);
-      bits |= fused_rule_bit(value, keys[o], modes[o]) << i;
+    for (int i = 0; i < 32; ++i) {
+      const int o = o0 + i;
+      if (o < M) bits |= fused_rule_bit(folded(&fold, K - 2 * (int)acc[i], o, 1, cls), keys[o], modes[o]) << i;
+    }
+  } else {
+    // The value is the integer G (exact in float): the rule as an interval of integers, G - lo < count.
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      const int o = o0 + i;
+      if (o < M) bits |= ((uint)(K - 2 * (int)acc[i] - int_lo[o]) < int_count[o] ? 1u : 0u) << i;
     }
   }
   const ulong pixel = (ulong)(n0 + image) * OHW + row_offset + (ulong)within;

@@ -525,7 +525,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   // The output choice's rules and tables (validated above).
   using Kind = Output::Kind;
   std::vector<cl_float> out_scale, out_bias;
-  std::vector<cl_uint> out_keys, out_modes;
+  std::vector<cl_uint> out_keys, out_modes, out_int_count;
+  std::vector<cl_int> out_int_lo;
   if (options.output.kind == Kind::ScaleBias) {
     out_scale.assign(options.output.scale.begin(), options.output.scale.end());
     out_bias.assign(options.output.bias.begin(), options.output.bias.end());
@@ -553,6 +554,39 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
       }
       out_keys.push_back(lo);
       out_modes.push_back(count);
+      // The same rule over the integer results G in [-K, K] (exact floats, K <= 2^24): the keys of float(G)
+      // increase with G, so the accepted G form one interval [first, last], found by binary search.
+      const std::int64_t K = d.K;
+      auto key_of = [](std::int64_t g) { return order_key(static_cast<float>(g)); };
+      std::int64_t first = K + 1, last = -K - 1;
+      if (count > 0) {
+        const std::uint64_t top = std::uint64_t(lo) + count - 1;  // <= 0xffffffff
+        std::int64_t a = -K, b = K + 1;                           // first g with key >= lo
+        while (a < b) {
+          const std::int64_t mid = a + (b - a) / 2;
+          if (key_of(mid) >= lo)
+            b = mid;
+          else
+            a = mid + 1;
+        }
+        first = a;
+        a = -K - 1, b = K;  // last g with key <= top
+        while (a < b) {
+          const std::int64_t mid = b - (b - a) / 2;
+          if (std::uint64_t(key_of(mid)) <= top)
+            a = mid;
+          else
+            b = mid - 1;
+        }
+        last = a;
+      }
+      if (first <= last) {
+        out_int_lo.push_back(static_cast<cl_int>(first));
+        out_int_count.push_back(static_cast<cl_uint>(last - first + 1));
+      } else {
+        out_int_lo.push_back(0);
+        out_int_count.push_back(0);
+      }
     }
     m.epilogue.mode = 2;
     m.gemm_kernel = packed_kernel ? Impl::GemmKernel::Packed : Impl::GemmKernel::Fused;
@@ -585,6 +619,10 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
                                        out_keys.size() * 4, out_keys.data());
           m.epilogue.modes = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                         out_modes.size() * 4, out_modes.data());
+          m.epilogue.int_lo = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                         out_int_lo.size() * 4, out_int_lo.data());
+          m.epilogue.int_count = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                            out_int_count.size() * 4, out_int_count.data());
         }
       },
       "allocating the device buffers of a BinaryConvolution");
@@ -615,9 +653,10 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   p.launches.push_back(m.gemm_kernel == GemmKernel::Packed ? m.gemm.packed_launch(m.M_pad, m.chunks.front())
                                                            : m.gemm.launch(m.M_pad, m.chunks.front()));
   p.launches.back().kernel = gemm_name;
-  p.scratch_bytes = static_cast<std::size_t>(filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes +
-                                             packed_bytes + (out_scale.size() + out_bias.size()) * 4 +
-                                             (out_keys.size() + out_modes.size()) * 4);
+  p.scratch_bytes = static_cast<std::size_t>(
+      filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes + packed_bytes +
+      (out_scale.size() + out_bias.size()) * 4 +
+      (out_keys.size() + out_modes.size() + out_int_lo.size() + out_int_count.size()) * 4);
 
   impl_ = std::move(impl);
 }

@@ -160,6 +160,8 @@ cl::Event XnorGemmLauncher::enqueue_packed(const cl::CommandQueue& queue, const 
         }
         packed_.setArg(i++, e.keys);
         packed_.setArg(i++, e.modes);
+        packed_.setArg(i++, e.int_lo);
+        packed_.setArg(i++, e.int_count);
         packed_.setArg(i++, static_cast<cl_int>(e.Cw_out));
         cl::Event ev;
         queue.enqueueNDRangeKernel(packed_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
