@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -280,6 +281,31 @@ void packing_after_the_gemm(Variant variant) {
   }
 }
 
+// A layer split into chunks (XNORCL_MAX_CHUNK_BYTES, the constructor's test hook: row ranges of each image,
+// run() in batch groups): every output choice and the packed input write and read the right words.
+void chunked_layers(Variant variant) {
+  struct Budget {
+    explicit Budget(const char* bytes) { ::setenv("XNORCL_MAX_CHUNK_BYTES", bytes, 1); }
+    ~Budget() { ::unsetenv("XNORCL_MAX_CHUNK_BYTES"); }
+  };
+  for (int word_bits : {0, other_word_bits(variant)}) {
+    Runtime& rt = runtime_for(variant, word_bits);
+    INFO("word_bits " << word_bits);
+    for (const ConvCase& c :
+         {named_case(51, {3, 45, 9, 11}, {33, 45, 3, 3}, {1, 1}, {1, 1}, {1, 2}, {2, 1}, 0.5f, false, true),
+          named_case(52, {2, 40, 10, 7}, {45, 40, 3, 2}, {2, 1}, {1, 1}, {1, 0}, {1, 1}, -1.0f, true,
+                     false)}) {
+      const Budget budget("400");
+      BinaryConvolution::Attributes a = c.attributes;
+      a.input_thresholds.clear();
+      BinaryConvolution probe(rt, a, c.input, c.make_filter(), Options{true, Output::float32()});
+      INFO(probe.plan().to_string());
+      REQUIRE(probe.plan().chunks >= 2);
+      check_io_case(rt, variant, c);
+    }
+  }
+}
+
 // Exact edges, checked independently of pack_activations: at y == t the bit is 0 under Greater and Less; a
 // zero scale gives a constant bit; a negative scale flips the comparison.
 void threshold_edges(Variant variant) {
@@ -489,6 +515,8 @@ XNORCL_VARIANT_TEST("packed output with a GEMM tile below 32 channels", "[conv_i
 XNORCL_VARIANT_TEST("packed output: y == t gives 0, zero scale a constant bit, negative scale flips",
                     "[conv_io]", threshold_edges)
 XNORCL_VARIANT_TEST("packed input: tail bits are ignored", "[conv_io]", packed_input_ignores_tail_bits)
+XNORCL_VARIANT_TEST("output choices and packed input on layers split into chunks", "[conv_io]",
+                    chunked_layers)
 XNORCL_VARIANT_TEST("packed output feeds packed input on the device", "[conv_io]", device_resident_chain)
 XNORCL_VARIANT_TEST("output choices and packed input: refusals", "[conv_io]", refusals)
 
