@@ -253,55 +253,53 @@ Network::Network(const Runtime& runtime, const NetworkSpec& spec) {
       s.enqueue = std::move(fn);
       m->stages.push_back(std::move(s));
     };
-    std::visit(overloaded{[&](const ConvolutionLayer& c) {
-                            // A packed input is read directly (Options::input_packed); a Threshold or
-                            // ScaleBias right after the convolution becomes its output choice (one launch
-                            // fewer, no float tensor between them).
-                            BinaryConvolution::Options options;
-                            options.input_packed = flow.packed;
-                            const Layer* next = i + 1 < spec.layers.size() ? &spec.layers[i + 1] : nullptr;
-                            std::string fused_with;
-                            if (const auto* t = next ? std::get_if<ThresholdLayer>(next) : nullptr) {
-                              options.output = BinaryConvolution::Output::packed(
-                                  t->rules.empty()
-                                      ? std::vector<Threshold>(static_cast<std::size_t>(out.shape[1]))
-                                      : t->rules);
-                              fused_with = "threshold";
-                            } else if (const auto* sb = next ? std::get_if<ScaleBiasLayer>(next) : nullptr) {
-                              options.output = BinaryConvolution::Output::scale_and_bias(sb->scale, sb->bias);
-                              fused_with = "scale_bias";
-                            }
-                            const Shape in_shape = flow.shape;
-                            auto conv = std::make_shared<BinaryConvolution>(runtime, c.attributes, in_shape,
-                                                                            c.filter, options);
-                            if (fused_with.empty()) {
-                              add(
-                                  "binary_convolution", out,
-                                  [conv](const cl::Buffer& a, const cl::Buffer& b,
-                                         const std::vector<cl::Event>* w) { return conv->enqueue(a, b, w); },
-                                  true);
-                              m->stages.back().stage_times = [conv] { return conv->last_stage_times(); };
-                              return;
-                            }
-                            const Flow fused_out = next_flow(i + 1, *next, out);
-                            add(
-                                "binary_convolution+" + fused_with, fused_out,
-                                [conv](const cl::Buffer& a, const cl::Buffer& b,
-                                       const std::vector<cl::Event>* w) { return conv->enqueue(a, b, w); },
-                                true);
-                            Stage& st = m->stages.back();
-                            st.layer = i + 1;
-                            st.stage_times = [conv] { return conv->last_stage_times(); };
-                            BinaryConvolution::Options twin_options;
-                            twin_options.input_packed = options.input_packed;
-                            st.make_twin = [runtime, c, in_shape, twin_options] {
-                              return std::make_unique<BinaryConvolution>(runtime, c.attributes, in_shape,
-                                                                         c.filter, twin_options);
-                            };
-                            st.twin_out = out;
-                            skip_next = true;
-                            flow_after = fused_out;
-                          },
+    // A packed input is read directly (Options::input_packed); a Threshold or ScaleBias right after the
+    // convolution becomes its output choice (one launch fewer, no float tensor between them).
+    auto add_convolution = [&](const ConvolutionLayer& c) {
+      BinaryConvolution::Options options;
+      options.input_packed = flow.packed;
+      const Layer* next = i + 1 < spec.layers.size() ? &spec.layers[i + 1] : nullptr;
+      std::string fused_with;
+      if (const auto* t = next ? std::get_if<ThresholdLayer>(next) : nullptr) {
+        options.output = BinaryConvolution::Output::packed(
+            t->rules.empty() ? std::vector<Threshold>(static_cast<std::size_t>(out.shape[1])) : t->rules);
+        fused_with = "threshold";
+      } else if (const auto* sb = next ? std::get_if<ScaleBiasLayer>(next) : nullptr) {
+        options.output = BinaryConvolution::Output::scale_and_bias(sb->scale, sb->bias);
+        fused_with = "scale_bias";
+      }
+      const Shape in_shape = flow.shape;
+      auto conv = std::make_shared<BinaryConvolution>(runtime, c.attributes, in_shape, c.filter, options);
+      if (fused_with.empty()) {
+        add(
+            "binary_convolution", out,
+            [conv](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
+              return conv->enqueue(a, b, w);
+            },
+            true);
+        m->stages.back().stage_times = [conv] { return conv->last_stage_times(); };
+        return;
+      }
+      const Flow fused_out = next_flow(i + 1, *next, out);
+      add(
+          "binary_convolution+" + fused_with, fused_out,
+          [conv](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
+            return conv->enqueue(a, b, w);
+          },
+          true);
+      Stage& st = m->stages.back();
+      st.layer = i + 1;
+      st.stage_times = [conv] { return conv->last_stage_times(); };
+      BinaryConvolution::Options twin_options;
+      twin_options.input_packed = options.input_packed;
+      st.make_twin = [runtime, c, in_shape, twin_options] {
+        return std::make_unique<BinaryConvolution>(runtime, c.attributes, in_shape, c.filter, twin_options);
+      };
+      st.twin_out = out;
+      skip_next = true;
+      flow_after = fused_out;
+    };
+    std::visit(overloaded{[&](const ConvolutionLayer& c) { add_convolution(c); },
                           [&](const ThresholdLayer& t) {
                             auto k = std::make_shared<ThresholdPack>(runtime, flow.shape, t.rules);
                             add(
