@@ -1,6 +1,7 @@
 // BinaryConvolution: validate -> pads -> pack the filter into the device layout -> plan -> enqueue the
 // launchers (im2col_pack, xnor_gemm; where a pad_value other than +-1 meets pad taps, the GEMM folds it into
-// its border stores).
+// its border stores). The output choice (Options::output) is the GEMM's epilogue (xnor_gemm_fused,
+// xnor_gemm_bits); a packed input (Options::input_packed) is read by channel_pack_words.
 // Results are never computed on the host.
 #include "xnorcl/binary_convolution.hpp"
 

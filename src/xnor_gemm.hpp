@@ -1,5 +1,6 @@
 // Launches cl_kernels/xnor_gemm.cl: the xnor-popcount GEMM of packed filters and patches, written as float
-// NCHW, with the pad fold (pad_value other than +-1 where pad taps exist) in its border stores.
+// NCHW, with the pad fold (pad_value other than +-1 where pad taps exist) in its border stores, and its
+// output epilogues (scale-and-bias, packed words).
 #pragma once
 
 #include <algorithm>
@@ -23,8 +24,9 @@ struct PadFold {
   int row_classes = 0, column_classes = 0;  // of the S table: [C_OUT][row_classes][column_classes]
 };
 
-// The output epilogue of xnor_gemm_fused (cl_kernels/xnor_gemm.cl): mode 0 float, 1 scale-and-bias (scale,
-// bias: [C_OUT] float), 2 packed words (keys, modes: [C_OUT] uint rules; words per pixel Cw_out).
+// The output epilogue of xnor_gemm_fused and xnor_gemm_bits (cl_kernels/xnor_gemm.cl): mode 0 float, 1
+// scale-and-bias (scale, bias: [C_OUT] float), 2 packed words (keys, modes: [C_OUT] uint, each rule as an
+// interval of order keys, lo and count; words per pixel Cw_out).
 struct Epilogue {
   int mode = 0;
   cl::Buffer scale, bias, keys, modes;
