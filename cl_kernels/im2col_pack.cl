@@ -329,3 +329,34 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_r
   }
   if (fill > 0) out[out_offset] = acc;
 }
+
+// Packed input (BinaryConvolution::Options::input_packed): the input is already bits, in the packed contract
+// layout of include/xnorcl/packed.hpp (32-bit words [N][H][W][Cw32], channel c at bit c%32 of word c/32, bit
+// 1 = +1). channel_pack_words fills the channel-packed `packed` buffer of the chunk from them, no
+// thresholds: work-item (q, cw) is pixel q of the chunk's input rows and word cw (B = WORD_BITS bits). With
+// 32-bit words it is a word copy; with 64-bit words word cw combines contract words 2cw (low half) and
+// 2cw + 1 (high half, 0 past the pixel's last word). Bits of channels >= C_IN are cleared (the contract says
+// they are 0; clearing them keeps the GEMM exact whatever the caller's tail bits hold). im2col_pack_words
+// then builds the patches as for a float input.
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void channel_pack_words(
+    __global const uint* restrict x, __global word_t* restrict packed, const int C_IN, const int H, const int W,
+    const int Cw, const int Cw32, const int n0, const int iy_first, const int iy_count, const int pixels) {
+  const int q = (int)get_global_id(0);
+  const int cw = (int)get_global_id(1);
+  if (q >= pixels) return;
+  const int per_image = iy_count * W;
+  const int image = q / per_image;
+  const int r = q - image * per_image; /* (iy - iy_first)*W + ix: rows are contiguous in the image */
+  const ulong pixel = ((ulong)(n0 + image) * (ulong)H + (ulong)iy_first) * (ulong)W + (ulong)r;
+  __global const uint* src = x + pixel * (ulong)Cw32;
+#if WORD_BITS == 64
+  const int w32 = 2 * cw;
+  const ulong hi = w32 + 1 < Cw32 ? (ulong)src[w32 + 1] : 0ul;
+  word_t word = (ulong)src[w32] | (hi << 32);
+#else
+  word_t word = src[cw];
+#endif
+  const int count = C_IN - cw * WORD_BITS;
+  if (count < WORD_BITS) word &= ((word_t)1 << count) - 1;
+  packed[(ulong)q * (ulong)Cw + (ulong)cw] = word;
+}

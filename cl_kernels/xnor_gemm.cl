@@ -391,3 +391,325 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
   }
 #endif
 }
+
+// ---- xnor_gemm_fused: the same GEMM with an output epilogue (BinaryConvolution::Output) -------------------
+//
+// The accumulation is xnor_gemm's (same tiles, same integers; the loop is repeated here so that xnor_gemm's
+// float path is compiled exactly as before), then each value y (G, or the pad fold's fma at border positions,
+// exactly the float xnor_gemm would store) goes out as one of:
+//   out_mode 0: y (float NCHW, as xnor_gemm);
+//   out_mode 1: fma(scale[o], y, bias[o]) (folded batch-norm, one rounding; float NCHW);
+//   out_mode 2: packed bits (include/xnorcl/packed.hpp): bit o%32 of word o/32 of pixel (n, oy, ox) in
+//     words[((n*OH + oy)*OW + ox)*Cw_out + o/32] is the rule of channel o applied to y, given as an interval
+//     of order keys (keys[o] = lo, modes[o] = count; see fused_rule_bit). Only the Local variant with
+//     TILE_M % 32 == 0 (FUSED_PACKS; elsewhere the host packs with xnor_gemm_bits below): a work-group covers
+//     whole words of channels. Each work-item writes the bit of each of its TM x TN values as a byte into the
+//     work-group's __local flags[TILE_N][TILE_M] (every byte of a column p < P has exactly one writer;
+//     channels o >= M give 0, the words' tail bits); after one barrier, work-items assemble whole words
+//     from 32 bytes and store them: each output word has exactly one writer, no atomics, deterministic.
+//   In the Global variant a block beyond P or M skips the accumulation rather than returning (the loop is
+//   shared with the Local variant's structure; it stores nothing for such a block).
+// Output buffers: y is written in modes 0/1 only, words in mode 2 only (the host passes a buffer that is
+// never written for the other).
+
+// The bit of a value under a rule, branch-free: with k the order key of the value (threshold_pack.cl's key:
+// unsigned order of keys is IEEE order, -0 == +0, NaN is 0), every rule is "k in an interval of keys",
+// tested as (k - lo[o]) < count[o] in unsigned arithmetic. The host derives (lo, count) from the rule's
+// threshold key t: Greater: keys t+1 .. 2^32-1 (lo = t+1, count = 2^32-1-t); Less: keys 1 .. t-1 (lo = 1,
+// count = t-1: NaN's key 0 is excluded); AlwaysOne: keys 1 .. 2^32-1; AlwaysZero: count 0. NaN (k = 0)
+// gives 0 under every rule: 0 - lo wraps to at least count.
+inline uint fused_order_key(const uint u) {
+  const uint magnitude = u & 0x7fffffffu;
+  const uint v = magnitude == 0u ? 0u : u;  // -0 == +0
+  const uint key = (v & 0x80000000u) ? ~v : (v | 0x80000000u);
+  return magnitude > 0x7f800000u ? 0u : key;  // NaN
+}
+inline uint fused_rule_bit(const float value, const uint lo, const uint count) {
+  return (fused_order_key(as_uint(value)) - lo) < count ? 1u : 0u;
+}
+
+#define FUSED_WORDS_PER_TILE (TILE_M / 32)
+// Whether this configuration of xnor_gemm_fused writes packed words (mode 2): the Local variant with whole
+// words of channels per tile. Elsewhere the host packs with xnor_gemm_bits.
+#define FUSED_PACKS (LOCAL_VARIANT == 1 && TILE_M % 32 == 0)
+
+__kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
+    __global const word_t* restrict filters, __global const word_t* restrict patches, __global float* restrict y,
+    __global uint* restrict words, const int M, const int M_pad, const int Kw, const int K, const int P,
+    const int P_pad, const int per_image, const int n0, const ulong OHW, const ulong row_offset,
+    const int correct, const float v, __global const int* restrict s_table, const int OW, const int oy0,
+    const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
+    const int column_classes, const int out_mode, __global const float* restrict scale,
+    __global const float* restrict bias, __global const uint* restrict keys, __global const uint* restrict modes,
+    const int Cw_out) {
+#if FUSED_PACKS
+  __local uchar flags[TILE_N * TILE_M];  // [column][channel]: one bit per byte
+#endif
+  uint acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0u;
+  }
+  const int lid0 = (int)get_local_id(0);
+  const int lid1 = (int)get_local_id(1);
+  const int group_p0 = (int)get_group_id(0) * TILE_N;
+  const int group_o0 = (int)get_group_id(1) * TILE_M;
+
+#if LOCAL_VARIANT == 0
+  const int p0 = (int)get_global_id(0) * TN;
+  const int o0 = (int)get_global_id(1) * TM;
+  const int o_first = o0, o_step = 1, p_first = p0, p_step = 1;
+  const int steps_k = (p0 < P && o0 < M) ? Kw : 0;
+  __global const word_t* fp = filters + o0;
+  __global const word_t* pp = patches + p0;
+  for (int w = 0; w < steps_k; ++w) {
+    word_t a[TM];
+    word_t b[TN];
+#if TM % 4 == 0
+#pragma unroll
+    for (int i = 0; i < TM; i += 4) {
+      const word4_t t = vload4(0, fp + i);
+      a[i] = t.s0;
+      a[i + 1] = t.s1;
+      a[i + 2] = t.s2;
+      a[i + 3] = t.s3;
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < TM; ++i) a[i] = fp[i];
+#endif
+#if TN % 4 == 0
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) {
+      const word4_t t = vload4(0, pp + j);
+      b[j] = t.s0;
+      b[j + 1] = t.s1;
+      b[j + 2] = t.s2;
+      b[j + 3] = t.s3;
+    }
+#else
+#pragma unroll
+    for (int j = 0; j < TN; ++j) b[j] = pp[j];
+#endif
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+#pragma unroll
+      for (int j = 0; j < TN; ++j) acc[i][j] += (uint)popcount(a[i] ^ b[j]);
+    }
+    fp += M_pad;
+    pp += P_pad;
+  }
+#else
+  __local word_t As[KT][TILE_M];
+  __local word_t Bs[KT][TILE_N];
+  const int linear0 = lid1 * WG + lid0;
+  const int o_first = group_o0 + lid1, o_step = WG, p_first = group_p0 + lid0, p_step = WG;
+  const int lo_first = lid1, lo_step = WG, lp_first = lid0, lp_step = WG;
+  for (int kb = 0; kb < Kw; kb += KT) {
+    for (int index = linear0; index < KT * TILE_M; index += WG * WG) {
+      const int kk = index / TILE_M;
+      const int col = index - kk * TILE_M;
+      const int w = kb + kk;
+      As[kk][col] = w < Kw ? filters[(ulong)w * (ulong)M_pad + (ulong)(group_o0 + col)] : 0;
+    }
+    for (int index = linear0; index < KT * TILE_N; index += WG * WG) {
+      const int kk = index / TILE_N;
+      const int col = index - kk * TILE_N;
+      const int w = kb + kk;
+      Bs[kk][col] = w < Kw ? patches[(ulong)w * (ulong)P_pad + (ulong)(group_p0 + col)] : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int steps = min(KT, Kw - kb);
+    for (int kk = 0; kk < steps; ++kk) {
+      word_t a[TM];
+      word_t b[TN];
+#pragma unroll
+      for (int i = 0; i < TM; ++i) a[i] = As[kk][lid1 + i * WG];
+#pragma unroll
+      for (int j = 0; j < TN; ++j) b[j] = Bs[kk][lid0 + j * WG];
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += (uint)popcount(a[i] ^ b[j]);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+#endif
+
+  pad_fold fold;
+  fold.v = v;
+  fold.s_table = s_table;
+  fold.OW = OW;
+  fold.oy_lo = oy_lo;
+  fold.oy_hi = oy_hi;
+  fold.ox_lo = ox_lo;
+  fold.ox_hi = ox_hi;
+  fold.row_classes = row_classes;
+  fold.column_classes = column_classes;
+  // Each column's (image, position) and, under the pad fold, its border class. The Global variant's columns
+  // are contiguous: one division, then counters; the Local variant's are WG apart: divisions per column.
+  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10
+  // cannot execute).
+  int image = p_first / per_image;
+  int within = p_first - image * per_image;
+  int ry = 0, ox = 0;
+  if (correct) {
+    ry = within / OW;
+    ox = within - ry * OW;
+  }
+#pragma unroll
+  for (int j = 0; j < TN; ++j) {
+    const int p = p_first + j * p_step;
+#if LOCAL_VARIANT == 1
+    if (j > 0) {
+      image = p / per_image;
+      within = p - image * per_image;
+      if (correct) {
+        ry = within / OW;
+        ox = within - ry * OW;
+      }
+    }
+#endif
+    if (p < P) {
+      int border = 0, cls = 0;
+      if (correct) border = border_class(&fold, oy0 + ry, ox, &cls);
+      if (out_mode == 2) {
+#if FUSED_PACKS
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+          const int o = o_first + i * o_step;
+          uint bit = 0u;
+          if (o < M)
+            bit = fused_rule_bit(folded(&fold, K - 2 * (int)acc[i][j], o, border, cls), keys[o], modes[o]);
+          flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
+        }
+#endif
+      } else {
+        const ulong column = row_offset + (ulong)within;
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+          const int o = o_first + i * o_step;
+          if (o < M) {
+            const float value = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
+            const ulong index = ((ulong)(n0 + image) * (ulong)M + (ulong)o) * OHW + column;
+            y[index] = out_mode == 1 ? fma(scale[o], value, bias[o]) : value;
+          }
+        }
+      }
+    }
+#if LOCAL_VARIANT == 0
+    if (++within == per_image) {
+      within = 0;
+      ++image;
+      ry = 0;
+      ox = 0;
+    } else if (correct && ++ox == OW) {
+      ox = 0;
+      ++ry;
+    }
+#endif
+  }
+#if FUSED_PACKS
+  if (out_mode == 2) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int index = lid1 * WG + lid0; index < TILE_N * FUSED_WORDS_PER_TILE; index += WG * WG) {
+      const int col = index / FUSED_WORDS_PER_TILE;
+      const int wi = index - col * FUSED_WORDS_PER_TILE;
+      const int p = group_p0 + col;
+      const int word = group_o0 / 32 + wi;
+      if (p >= P || word >= Cw_out) continue;
+      uint bits = 0u;
+      __local const uchar* f = flags + col * TILE_M + wi * 32;
+      for (int b = 0; b < 32; ++b) bits |= (uint)f[b] << b;
+      const int q_image = p / per_image;
+      const int q_within = p - q_image * per_image;
+      const ulong pixel = (ulong)(n0 + q_image) * OHW + row_offset + (ulong)q_within;
+      words[pixel * (ulong)Cw_out + (ulong)word] = bits;
+    }
+  }
+#endif
+}
+
+// ---- xnor_gemm_bits: packed output without local memory or barriers (the Global variant's) -------------
+//
+// Work-item (p, word) computes the 32 output channels 32*word .. 32*word + 31 of column p (acc[32]: as many
+// accumulators as a 4x8 register block) and writes their word of the packed output itself: bit i is the
+// rule of channel o = 32*word + i applied to the value xnor_gemm would store (G, or the pad fold's fma at a
+// border position); channels o >= M give 0 (tail bits). Where the value is the integer G (every position
+// without the pad fold, the interior with it), the rule is applied as the host's equivalent interval of
+// integers (int_lo[o], int_count[o]: the G in [-K, K] whose float the rule accepts): (uint)(G - lo) < count. One writer per word, no __local, no barrier (a
+// barrier makes PoCL's CPU work-group functions far slower, and Mali's "local" memory is global memory).
+// The filter words of a step are the same for every work-item of a row of the NDRange (loaded as vload4s),
+// the patch word is the work-item's own (adjacent work-items, adjacent words).
+// NDRange: global (P_pad rounded up to WG*WG, M_pad / 32), local (WG*WG, 1); M_pad is a multiple of 32
+// (TILE_M, checked by the host) so every filter row read exists.
+__kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bits(
+    __global const word_t* restrict filters, __global const word_t* restrict patches,
+    __global uint* restrict words, const int M, const int M_pad, const int Kw, const int K, const int P,
+    const int P_pad, const int per_image, const int n0, const ulong OHW, const ulong row_offset,
+    const int correct, const float v, __global const int* restrict s_table, const int OW, const int oy0,
+    const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
+    const int column_classes, __global const uint* restrict keys, __global const uint* restrict modes,
+    __global const int* restrict int_lo, __global const uint* restrict int_count, const int Cw_out) {
+  const int p = (int)get_global_id(0);
+  const int word = (int)get_global_id(1);
+  if (p >= P) return;
+  const int o0 = word * 32;
+  uint acc[32];
+#pragma unroll
+  for (int i = 0; i < 32; ++i) acc[i] = 0u;
+  __global const word_t* fp = filters + o0;
+  __global const word_t* pp = patches + p;
+  for (int w = 0; w < Kw; ++w) {
+    const word_t b = *pp;
+#pragma unroll
+    for (int i = 0; i < 32; i += 4) {
+      const word4_t a = vload4(0, fp + i);
+      acc[i] += (uint)popcount(a.s0 ^ b);
+      acc[i + 1] += (uint)popcount(a.s1 ^ b);
+      acc[i + 2] += (uint)popcount(a.s2 ^ b);
+      acc[i + 3] += (uint)popcount(a.s3 ^ b);
+    }
+    fp += M_pad;
+    pp += P_pad;
+  }
+  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10
+  // cannot execute).
+  const int image = p / per_image;
+  const int within = p - image * per_image;
+  pad_fold fold;
+  fold.v = v;
+  fold.s_table = s_table;
+  fold.OW = OW;
+  fold.oy_lo = oy_lo;
+  fold.oy_hi = oy_hi;
+  fold.ox_lo = ox_lo;
+  fold.ox_hi = ox_hi;
+  fold.row_classes = row_classes;
+  fold.column_classes = column_classes;
+  int border = 0, cls = 0;
+  if (correct) {
+    const int ry = within / OW;
+    const int ox = within - ry * OW;
+    border = border_class(&fold, oy0 + ry, ox, &cls);
+  }
+  uint bits = 0u;
+  if (border) {
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      const int o = o0 + i;
+      if (o < M) bits |= fused_rule_bit(folded(&fold, K - 2 * (int)acc[i], o, 1, cls), keys[o], modes[o]) << i;
+    }
+  } else {
+    // The value is the integer G (exact in float): the rule as an interval of integers, G - lo < count.
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      const int o = o0 + i;
+      if (o < M) bits |= ((uint)(K - 2 * (int)acc[i] - int_lo[o]) < int_count[o] ? 1u : 0u) << i;
+    }
+  }
+  const ulong pixel = (ulong)(n0 + image) * OHW + row_offset + (ulong)within;
+  words[pixel * (ulong)Cw_out + (ulong)word] = bits;
+}

@@ -1,16 +1,19 @@
 // BinaryConvolution: validate -> pads -> pack the filter into the device layout -> plan -> enqueue the
 // launchers (im2col_pack, xnor_gemm; where a pad_value other than +-1 meets pad taps, the GEMM folds it into
-// its border stores).
+// its border stores). The output choice (Options::output) is the GEMM's epilogue (xnor_gemm_fused,
+// xnor_gemm_bits); a packed input (Options::input_packed) is read by channel_pack_words.
 // Results are never computed on the host.
 #include "xnorcl/binary_convolution.hpp"
 
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include "cl_call.hpp"
 #include "conv_layout.hpp"
@@ -63,6 +66,70 @@ cl_uint order_key(float value) {
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
+bool is_nan(float value) {
+  std::uint32_t u;
+  std::memcpy(&u, &value, sizeof u);
+  return (u & 0x7fffffffu) > 0x7f800000u;
+}
+
+std::string value_text(float value) {
+  std::ostringstream o;
+  o.precision(9);
+  o << value;
+  return o.str();
+}
+
+// Options checked before any device work (the caller's output is never touched on error).
+void validate_options(const BinaryConvolution::Attributes& a, const BinaryConvolution::Options& o,
+                      std::int64_t c_out) {
+  const std::string where = "BinaryConvolution: ";
+  if (o.input_packed && !a.input_thresholds.empty()) {
+    throw InvalidArgument(where +
+                          "the input is packed bits (Options::input_packed), so input_thresholds must be " +
+                          "empty (" + std::to_string(a.input_thresholds.size()) +
+                          " given): the bits were thresholded when they were packed");
+  }
+  using Kind = BinaryConvolution::Output::Kind;
+  const BinaryConvolution::Output& out = o.output;
+  if (out.kind == Kind::ScaleBias) {
+    if (static_cast<std::int64_t>(out.scale.size()) != c_out ||
+        static_cast<std::int64_t>(out.bias.size()) != c_out) {
+      throw InvalidArgument(where + "Output::ScaleBias has " + std::to_string(out.scale.size()) +
+                            " scales and " + std::to_string(out.bias.size()) + " biases for C_OUT = " +
+                            std::to_string(c_out) + " output channels; give exactly C_OUT of each");
+    }
+    for (std::int64_t c = 0; c < c_out; ++c) {
+      const float sc = out.scale[static_cast<std::size_t>(c)], b = out.bias[static_cast<std::size_t>(c)];
+      if (!std::isfinite(sc) || !std::isfinite(b)) {
+        throw InvalidArgument(where + "Output::ScaleBias of output channel " + std::to_string(c) +
+                              " has scale " + value_text(sc) + " and bias " + value_text(b) +
+                              "; both must be finite (not NaN or infinite)");
+      }
+    }
+  } else if (out.kind == Kind::Packed) {
+    if (static_cast<std::int64_t>(out.thresholds.size()) != c_out) {
+      throw InvalidArgument(where + "Output::Packed has " + std::to_string(out.thresholds.size()) +
+                            " threshold rules for C_OUT = " + std::to_string(c_out) +
+                            " output channels; give exactly one rule per output channel");
+    }
+    for (std::int64_t c = 0; c < c_out; ++c) {
+      const Threshold& r = out.thresholds[static_cast<std::size_t>(c)];
+      const auto mode = static_cast<unsigned>(r.mode);
+      if (mode > static_cast<unsigned>(ThresholdMode::AlwaysOne)) {
+        throw InvalidArgument(where + "Output::Packed: the rule of output channel " + std::to_string(c) +
+                              " has an unknown mode " + std::to_string(mode));
+      }
+      if ((r.mode == ThresholdMode::Greater || r.mode == ThresholdMode::Less) && is_nan(r.value)) {
+        throw InvalidArgument(where + "Output::Packed: the threshold of output channel " + std::to_string(c) +
+                              " is NaN (a " + (r.mode == ThresholdMode::Greater ? "Greater" : "Less") +
+                              " rule needs a number; +-inf is allowed)");
+      }
+    }
+  } else if (out.kind != Kind::Float) {
+    throw InvalidArgument(where + "unknown Output::Kind " + std::to_string(static_cast<int>(out.kind)));
+  }
+}
+
 }  // namespace
 
 std::string Plan::to_string() const {
@@ -73,8 +140,8 @@ std::string Plan::to_string() const {
       << (channel_packed ? "channel-packed"
           : bit_rows     ? "dense (from bit rows)"
                          : "dense (bit by bit)")
-      << " patch, " << chunks << (chunks == 1 ? " chunk" : " chunks") << ", scratch " << scratch_bytes
-      << " bytes";
+      << " patch" << (input_packed ? " (packed input)" : "") << ", output " << output << ", " << chunks
+      << (chunks == 1 ? " chunk" : " chunks") << ", scratch " << scratch_bytes << " bytes";
   for (const Launch& l : launches) {
     out << "\n  " << l.kernel << " global " << l.global[0] << "x" << l.global[1] << " local " << l.local[0]
         << "x" << l.local[1];
@@ -86,6 +153,7 @@ struct BinaryConvolution::Impl {
   explicit Impl(const Runtime& r) : runtime(r) {}
   Runtime runtime;  // keeps the device, queue and programs alive
   Attributes attributes;
+  Options options;
   ConvGeometry geometry;
   LayerDims dims;
   Plan plan;
@@ -104,6 +172,23 @@ struct BinaryConvolution::Impl {
   detail::Im2colPackLauncher pack;
   detail::XnorGemmLauncher gemm;
 
+  // The output choice, applied in the GEMM's epilogue: Float runs xnor_gemm; ScaleBias runs
+  // xnor_gemm_fused; Packed runs xnor_gemm_fused where the Local variant's tile covers whole words, else
+  // xnor_gemm_bits (XnorGemmLauncher::packs_in_fused).
+  detail::Epilogue epilogue;
+  enum class GemmKernel { Plain, Fused, Packed } gemm_kernel = GemmKernel::Plain;
+
+  std::uint64_t input_bytes_per_batch() const {
+    return options.input_packed ? std::uint64_t(dims.H) * std::uint64_t(dims.W) *
+                                      std::uint64_t(packed_words_per_pixel(dims.C_IN)) * 4
+                                : dims.input_per_batch() * sizeof(float);
+  }
+  std::uint64_t output_bytes_per_batch() const {
+    return options.output.kind == Output::Kind::Packed
+               ? dims.output_plane() * std::uint64_t(packed_words_per_pixel(dims.C_OUT)) * 4
+               : dims.output_per_batch() * sizeof(float);
+  }
+
   cl::Buffer filters;         // [Kw][M_pad] uint
   cl::Buffer wsum;            // [C_OUT][row_classes][column_classes] int S tables (only with the pad fold)
   cl::Buffer threshold_keys;  // [C_IN] uint
@@ -114,10 +199,10 @@ struct BinaryConvolution::Impl {
   std::vector<std::pair<std::string, cl::Event>> last_events;
 
   std::vector<Chunk> plan_chunks(int batches, std::int64_t max_columns) const;
-  cl::Event enqueue_all(const cl::Buffer& input, const cl::Buffer& output, int batches, bool uint8_input,
-                        const std::vector<cl::Event>* wait);
-  template <class T>
-  std::vector<float> run(const T* x);
+  cl::Event enqueue_all(const cl::Buffer& input, const cl::Buffer& output, int batches,
+                        detail::InputType input_type, const std::vector<cl::Event>* wait);
+  template <class T, class Out>
+  std::vector<Out> run(const T* x);
 };
 
 // Splits `batches` images into chunks whose patch matrix has at most max_columns columns (P_pad): whole
@@ -165,7 +250,8 @@ std::vector<Chunk> BinaryConvolution::Impl::plan_chunks(int batches, std::int64_
 }
 
 cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl::Buffer& output, int batches,
-                                               bool uint8_input, const std::vector<cl::Event>* wait) {
+                                               detail::InputType input_type,
+                                               const std::vector<cl::Event>* wait) {
   const cl::CommandQueue& queue = runtime.state()->queue;
   const std::vector<Chunk> own = batches == dims.N ? std::vector<Chunk>() : plan_chunks(batches, max_columns);
   const std::vector<Chunk>& list = batches == dims.N ? chunks : own;
@@ -175,30 +261,46 @@ cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl
   const std::vector<cl::Event>* wait_list = wait;
   cl::Event last;
   for (const Chunk& c : list) {
-    last = pack.enqueue(queue, uint8_input, input, packed, patches, threshold_keys, dims, c, pad_bit,
+    last = pack.enqueue(queue, input_type, input, packed, patches, threshold_keys, dims, c, pad_bit,
                         wait_list, last_events);
     previous.assign(1, last);
     wait_list = &previous;
-    last = gemm.enqueue(queue, filters, patches, output, dims, M_pad, c, fold, wsum, wait_list);
-    last_events.emplace_back(detail::XnorGemmLauncher::kernel_name(), last);
+    if (gemm_kernel == GemmKernel::Fused) {
+      last = gemm.enqueue_fused(queue, filters, patches, output, dims, M_pad, c, fold, wsum, epilogue,
+                                wait_list);
+      last_events.emplace_back(detail::XnorGemmLauncher::fused_kernel_name(), last);
+    } else if (gemm_kernel == GemmKernel::Packed) {
+      last = gemm.enqueue_packed(queue, filters, patches, output, dims, M_pad, c, fold, wsum, epilogue,
+                                 wait_list);
+      last_events.emplace_back(detail::XnorGemmLauncher::packed_kernel_name(), last);
+    } else {
+      last = gemm.enqueue(queue, filters, patches, output, dims, M_pad, c, fold, wsum, wait_list);
+      last_events.emplace_back(detail::XnorGemmLauncher::kernel_name(), last);
+    }
     previous.assign(1, last);
   }
   return last;
 }
 
 BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& attributes,
-                                     const Shape& input_shape, const Filter& filter) {
+                                     const Shape& input_shape, const Filter& filter)
+    : BinaryConvolution(runtime, attributes, input_shape, filter, Options{}) {}
+
+BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& attributes,
+                                     const Shape& input_shape, const Filter& filter, const Options& options) {
   const ConvGeometry g = validate(attributes, input_shape, filter.shape());
   if (filter.shape() != g.filter) {
     throw InvalidArgument("the filter's shape " + to_string(filter.shape()) + " differs from " +
                           to_string(g.filter));
   }
+  validate_options(attributes, options, g.filter[0]);
   const std::shared_ptr<detail::RuntimeState>& state = runtime.state();
   if (!state) throw InvalidArgument("BinaryConvolution needs a Runtime made by Runtime::create");
 
   auto impl = std::make_unique<Impl>(runtime);
   Impl& m = *impl;
   m.attributes = attributes;
+  m.options = options;
   m.geometry = g;
   LayerDims& d = m.dims;
   d.N = to_int(g.input[0], "N");
@@ -217,7 +319,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   d.OH = to_int(g.output[2], "OH");
   d.OW = to_int(g.output[3], "OW");
   d.K = to_int(g.input[1] * g.filter[2] * g.filter[3], "C_IN*KH*KW");
-  detail::choose_packing(d, state->gemm.word_bits);
+  detail::choose_packing(d, state->gemm.word_bits, options.input_packed);
 
   const float v = attributes.pad_value;
   m.pad_bit = v == 1.0f ? 1u : 0u;
@@ -295,7 +397,9 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   // dense, bit j of word w is k = B*w + j; channel-packed, word w = (ky*KW + kx)*Cw + cw holds channels
   // B*cw + j at bit j. Tail bits are 0.
   const int tile_m = m.gemm.tile_m();
-  m.M_pad = static_cast<int>(round_up(d.C_OUT, tile_m));
+  // xnor_gemm_bits reads the 32 filter rows of each output word: M_pad a multiple of 32 as well.
+  const bool packed_kernel = options.output.kind == Output::Kind::Packed && !m.gemm.packs_in_fused();
+  m.M_pad = static_cast<int>(round_up(d.C_OUT, packed_kernel ? m.gemm.packed_m_multiple() : tile_m));
   const std::uint64_t filter_words = std::uint64_t(d.Kw) * std::uint64_t(m.M_pad);
   const std::uint64_t filter_bytes = filter_words * d.word_bytes();
   if (filter_bytes > max_alloc) {
@@ -419,6 +523,76 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
     }
   }
 
+  // The output choice's rules and tables (validated above).
+  using Kind = Output::Kind;
+  std::vector<cl_float> out_scale, out_bias;
+  std::vector<cl_uint> out_keys, out_modes, out_int_count;
+  std::vector<cl_int> out_int_lo;
+  if (options.output.kind == Kind::ScaleBias) {
+    out_scale.assign(options.output.scale.begin(), options.output.scale.end());
+    out_bias.assign(options.output.bias.begin(), options.output.bias.end());
+    m.epilogue.mode = 1;
+    m.gemm_kernel = Impl::GemmKernel::Fused;
+  } else if (options.output.kind == Kind::Packed) {
+    // Each rule as an interval of order keys (lo, count): the kernels test (key(y) - lo) < count (see
+    // fused_rule_bit in cl_kernels/xnor_gemm.cl); key 0 is NaN's, never inside.
+    for (const Threshold& r : options.output.thresholds) {
+      const cl_uint t = order_key(r.value);
+      cl_uint lo = 1, count = 0;
+      switch (r.mode) {
+        case ThresholdMode::Greater:
+          lo = t + 1;  // t <= key(+inf) = 0xff800000: no wrap
+          count = 0xffffffffu - t;
+          break;
+        case ThresholdMode::Less:
+          count = t - 1;  // t >= key(-inf) = 0x007fffff: no wrap
+          break;
+        case ThresholdMode::AlwaysOne:
+          count = 0xffffffffu;
+          break;
+        case ThresholdMode::AlwaysZero:
+          break;
+      }
+      out_keys.push_back(lo);
+      out_modes.push_back(count);
+      // The same rule over the integer results G in [-K, K] (exact floats, K <= 2^24): the keys of float(G)
+      // increase with G, so the accepted G form one interval [first, last], found by binary search.
+      const std::int64_t K = d.K;
+      auto key_of = [](std::int64_t g) { return order_key(static_cast<float>(g)); };
+      std::int64_t first = K + 1, last = -K - 1;
+      if (count > 0) {
+        const std::uint64_t top = std::uint64_t(lo) + count - 1;  // <= 0xffffffff
+        std::int64_t a = -K, b = K + 1;                           // first g with key >= lo
+        while (a < b) {
+          const std::int64_t mid = a + (b - a) / 2;
+          if (key_of(mid) >= lo)
+            b = mid;
+          else
+            a = mid + 1;
+        }
+        first = a;
+        a = -K - 1, b = K;  // last g with key <= top
+        while (a < b) {
+          const std::int64_t mid = b - (b - a) / 2;
+          if (std::uint64_t(key_of(mid)) <= top)
+            a = mid;
+          else
+            b = mid - 1;
+        }
+        last = a;
+      }
+      if (first <= last) {
+        out_int_lo.push_back(static_cast<cl_int>(first));
+        out_int_count.push_back(static_cast<cl_uint>(last - first + 1));
+      } else {
+        out_int_lo.push_back(0);
+        out_int_count.push_back(0);
+      }
+    }
+    m.epilogue.mode = 2;
+    m.gemm_kernel = packed_kernel ? Impl::GemmKernel::Packed : Impl::GemmKernel::Fused;
+  }
+  m.epilogue.Cw_out = static_cast<int>(packed_words_per_pixel(d.C_OUT));
   const std::uint64_t patch_bytes = std::uint64_t(largest_P_pad) * word_bytes;
   const std::uint64_t packed_bytes = largest_packed * d.word_bytes();
   cl_call(
@@ -435,6 +609,22 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
         if (packed_bytes > 0) {
           m.packed = cl::Buffer(state->context, CL_MEM_READ_WRITE, static_cast<std::size_t>(packed_bytes));
         }
+        if (!out_scale.empty()) {
+          m.epilogue.scale = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                        out_scale.size() * 4, out_scale.data());
+          m.epilogue.bias = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                       out_bias.size() * 4, out_bias.data());
+        }
+        if (!out_keys.empty()) {
+          m.epilogue.keys = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                       out_keys.size() * 4, out_keys.data());
+          m.epilogue.modes = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                        out_modes.size() * 4, out_modes.data());
+          m.epilogue.int_lo = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                         out_int_lo.size() * 4, out_int_lo.data());
+          m.epilogue.int_count = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                            out_int_count.size() * 4, out_int_count.data());
+        }
       },
       "allocating the device buffers of a BinaryConvolution");
 
@@ -449,10 +639,25 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   p.bit_rows = d.bit_rows;
   p.patch_bits = d.K;
   p.chunks = static_cast<int>(m.chunks.size());
-  for (const Plan::Launch& l : m.pack.launches(d, m.chunks.front())) p.launches.push_back(l);
-  p.launches.push_back(m.gemm.launch(m.M_pad, m.chunks.front()));
-  p.scratch_bytes =
-      static_cast<std::size_t>(filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes + packed_bytes);
+  p.input_packed = options.input_packed;
+  using GemmKernel = Impl::GemmKernel;
+  const char* gemm_name = m.gemm_kernel == GemmKernel::Fused ? detail::XnorGemmLauncher::fused_kernel_name()
+                          : m.gemm_kernel == GemmKernel::Packed
+                              ? detail::XnorGemmLauncher::packed_kernel_name()
+                              : detail::XnorGemmLauncher::kernel_name();
+  p.output = options.output.kind == Kind::Float       ? std::string("float32")
+             : options.output.kind == Kind::ScaleBias ? std::string("scale_bias (") + gemm_name + ")"
+                                                      : std::string("packed (") + gemm_name + ")";
+  for (const Plan::Launch& l : m.pack.launches(
+           d, m.chunks.front(), options.input_packed ? detail::InputType::Packed : detail::InputType::F32))
+    p.launches.push_back(l);
+  p.launches.push_back(m.gemm_kernel == GemmKernel::Packed ? m.gemm.packed_launch(m.M_pad, m.chunks.front())
+                                                           : m.gemm.launch(m.M_pad, m.chunks.front()));
+  p.launches.back().kernel = gemm_name;
+  p.scratch_bytes = static_cast<std::size_t>(
+      filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes + packed_bytes +
+      (out_scale.size() + out_bias.size()) * 4 +
+      (out_keys.size() + out_modes.size() + out_int_lo.size() + out_int_count.size()) * 4);
 
   impl_ = std::move(impl);
 }
@@ -485,37 +690,79 @@ const BinaryConvolution::Attributes& BinaryConvolution::attributes() const {
 const Plan& BinaryConvolution::plan() const {
   return impl().plan;
 }
+const BinaryConvolution::Options& BinaryConvolution::options() const {
+  return impl().options;
+}
+bool BinaryConvolution::input_packed() const {
+  return impl().options.input_packed;
+}
+bool BinaryConvolution::output_packed() const {
+  return impl().options.output.kind == Output::Kind::Packed;
+}
+std::size_t BinaryConvolution::input_bytes() const {
+  return static_cast<std::size_t>(impl().input_bytes_per_batch() * std::uint64_t(impl().dims.N));
+}
+std::size_t BinaryConvolution::output_bytes() const {
+  return static_cast<std::size_t>(impl().output_bytes_per_batch() * std::uint64_t(impl().dims.N));
+}
 
-template <class T>
-std::vector<float> BinaryConvolution::Impl::run(const T* x) {
+// T: float, uint8 or packed words (std::uint32_t); Out: float or packed words (std::uint32_t).
+template <class T, class Out>
+std::vector<Out> BinaryConvolution::Impl::run(const T* x) {
+  constexpr bool words_in = std::is_same<T, std::uint32_t>::value;
+  constexpr bool words_out = std::is_same<Out, std::uint32_t>::value;
+  if (words_in != options.input_packed) {
+    throw InvalidArgument(std::string("BinaryConvolution::run: ") +
+                          (options.input_packed
+                               ? "this layer reads packed input (Options::input_packed): pass its "
+                                 "std::uint32_t words"
+                               : "this layer reads float32 or uint8 values; std::uint32_t words "
+                                 "need Options::input_packed"));
+  }
+  const bool packed_output = options.output.kind == Output::Kind::Packed;
+  if (words_out != packed_output) {
+    throw InvalidArgument(std::string("BinaryConvolution::run: ") +
+                          (packed_output
+                               ? "this layer writes packed words (Output::Packed): use run_packed() "
+                                 "or an std::uint32_t output"
+                               : "this layer writes float32 values: use run() with a float output"));
+  }
   if (!x) throw InvalidArgument("BinaryConvolution::run: the input pointer is null");
   const std::shared_ptr<detail::RuntimeState>& state = runtime.state();
   const cl::CommandQueue& queue = state->queue;
-  const std::uint64_t in_per_batch = dims.input_per_batch();
-  const std::uint64_t out_per_batch = dims.output_per_batch();
-  std::vector<float> y(static_cast<std::size_t>(out_per_batch * std::uint64_t(dims.N)));
+  const std::uint64_t in_bytes = words_in ? input_bytes_per_batch() : dims.input_per_batch() * sizeof(T);
+  const std::uint64_t out_bytes = output_bytes_per_batch();
+  std::vector<Out> y(static_cast<std::size_t>(out_bytes * std::uint64_t(dims.N) / sizeof(Out)));
+  const detail::InputType input_type = words_in         ? detail::InputType::Packed
+                                       : sizeof(T) == 1 ? detail::InputType::U8
+                                                        : detail::InputType::F32;
   last_events.clear();
   try {
     cl_call(
         [&] {
-          // Both or neither: a failed allocation of run_output must not leave run_input alone behind.
+          // Both or neither: a failed allocation of run_output must not leave run_input alone behind. Sized
+          // for float32 per batch, at least what any input or output type needs.
           if (!run_input() || !run_output()) {
-            run_input = cl::Buffer(state->context, CL_MEM_READ_ONLY,
-                                   static_cast<std::size_t>(in_per_batch * run_group * sizeof(float)));
-            run_output = cl::Buffer(state->context, CL_MEM_READ_WRITE,
-                                    static_cast<std::size_t>(out_per_batch * run_group * sizeof(float)));
+            run_input = cl::Buffer(
+                state->context, CL_MEM_READ_ONLY,
+                static_cast<std::size_t>(
+                    std::max(dims.input_per_batch() * sizeof(float), input_bytes_per_batch()) * run_group));
+            run_output =
+                cl::Buffer(state->context, CL_MEM_READ_WRITE,
+                           static_cast<std::size_t>(
+                               std::max(dims.output_per_batch() * sizeof(float), out_bytes) * run_group));
           }
+          const auto* bytes_in = reinterpret_cast<const unsigned char*>(x);
+          auto* bytes_out = reinterpret_cast<unsigned char*>(y.data());
           for (int n0 = 0; n0 < dims.N; n0 += run_group) {
             const int batches = std::min(run_group, dims.N - n0);
             std::vector<cl::Event> written(1);
-            queue.enqueueWriteBuffer(run_input, CL_FALSE, 0,
-                                     static_cast<std::size_t>(in_per_batch * batches * sizeof(T)),
-                                     x + in_per_batch * std::uint64_t(n0), nullptr, &written[0]);
+            queue.enqueueWriteBuffer(run_input, CL_FALSE, 0, static_cast<std::size_t>(in_bytes * batches),
+                                     bytes_in + in_bytes * std::uint64_t(n0), nullptr, &written[0]);
             std::vector<cl::Event> done(1);
-            done[0] = enqueue_all(run_input, run_output, batches, sizeof(T) == 1, &written);
-            queue.enqueueReadBuffer(run_output, CL_TRUE, 0,
-                                    static_cast<std::size_t>(out_per_batch * batches * sizeof(float)),
-                                    y.data() + out_per_batch * std::uint64_t(n0), &done);
+            done[0] = enqueue_all(run_input, run_output, batches, input_type, &written);
+            queue.enqueueReadBuffer(run_output, CL_TRUE, 0, static_cast<std::size_t>(out_bytes * batches),
+                                    bytes_out + out_bytes * std::uint64_t(n0), &done);
           }
         },
         "BinaryConvolution::run");
@@ -530,32 +777,70 @@ std::vector<float> BinaryConvolution::Impl::run(const T* x) {
   return y;
 }
 
+namespace {
+template <class Out>
+void copy_out(const std::vector<Out>& result, Out* y) {
+  std::memcpy(y, result.data(), result.size() * sizeof(Out));
+}
+void check_output_pointer(const void* y) {
+  if (!y) throw InvalidArgument("BinaryConvolution::run: the output pointer is null");
+}
+}  // namespace
+
 std::vector<float> BinaryConvolution::run(const float* x) {
-  return impl().run(x);
+  return impl().run<float, float>(x);
 }
 std::vector<float> BinaryConvolution::run(const std::uint8_t* x) {
-  return impl().run(x);
+  return impl().run<std::uint8_t, float>(x);
+}
+std::vector<float> BinaryConvolution::run(const std::uint32_t* x) {
+  return impl().run<std::uint32_t, float>(x);
+}
+std::vector<std::uint32_t> BinaryConvolution::run_packed(const float* x) {
+  return impl().run<float, std::uint32_t>(x);
+}
+std::vector<std::uint32_t> BinaryConvolution::run_packed(const std::uint8_t* x) {
+  return impl().run<std::uint8_t, std::uint32_t>(x);
+}
+std::vector<std::uint32_t> BinaryConvolution::run_packed(const std::uint32_t* x) {
+  return impl().run<std::uint32_t, std::uint32_t>(x);
 }
 void BinaryConvolution::run(const float* x, float* y) {
-  if (!y) throw InvalidArgument("BinaryConvolution::run: the output pointer is null");
-  const std::vector<float> result = impl().run(x);
-  std::memcpy(y, result.data(), result.size() * sizeof(float));
+  check_output_pointer(y);
+  copy_out(impl().run<float, float>(x), y);
 }
 void BinaryConvolution::run(const std::uint8_t* x, float* y) {
-  if (!y) throw InvalidArgument("BinaryConvolution::run: the output pointer is null");
-  const std::vector<float> result = impl().run(x);
-  std::memcpy(y, result.data(), result.size() * sizeof(float));
+  check_output_pointer(y);
+  copy_out(impl().run<std::uint8_t, float>(x), y);
+}
+void BinaryConvolution::run(const std::uint32_t* x, float* y) {
+  check_output_pointer(y);
+  copy_out(impl().run<std::uint32_t, float>(x), y);
+}
+void BinaryConvolution::run_packed(const float* x, std::uint32_t* y) {
+  check_output_pointer(y);
+  copy_out(impl().run<float, std::uint32_t>(x), y);
+}
+void BinaryConvolution::run_packed(const std::uint8_t* x, std::uint32_t* y) {
+  check_output_pointer(y);
+  copy_out(impl().run<std::uint8_t, std::uint32_t>(x), y);
+}
+void BinaryConvolution::run_packed(const std::uint32_t* x, std::uint32_t* y) {
+  check_output_pointer(y);
+  copy_out(impl().run<std::uint32_t, std::uint32_t>(x), y);
 }
 
 cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& output,
                                      const std::vector<cl::Event>* wait) {
   Impl& m = impl();
-  const std::uint64_t need_in = m.dims.input_per_batch() * std::uint64_t(m.dims.N) * sizeof(float);
-  const std::uint64_t need_out = m.dims.output_per_batch() * std::uint64_t(m.dims.N) * sizeof(float);
-  detail::check_enqueue_arguments(m.runtime.state()->context, {input, need_in, m.geometry.input},
-                                  {output, need_out, m.geometry.output}, false, wait);
+  const std::uint64_t need_in = m.input_bytes_per_batch() * std::uint64_t(m.dims.N);
+  const std::uint64_t need_out = m.output_bytes_per_batch() * std::uint64_t(m.dims.N);
+  detail::check_enqueue_arguments(m.runtime.state()->context,
+                                  {input, need_in, m.geometry.input, m.options.input_packed},
+                                  {output, need_out, m.geometry.output, output_packed()}, false, wait);
   m.last_events.clear();
-  return m.enqueue_all(input, output, m.dims.N, false, wait);
+  return m.enqueue_all(input, output, m.dims.N,
+                       m.options.input_packed ? detail::InputType::Packed : detail::InputType::F32, wait);
 }
 
 std::vector<StageTime> BinaryConvolution::last_stage_times() const {

@@ -8,6 +8,10 @@
 
 namespace xnorcl::detail {
 
+// What the packing stage reads: float32 or uint8 NCHW values (binarized with the input thresholds), or packed
+// words in the contract layout of include/xnorcl/packed.hpp (a packed-input layer, always channel-packed).
+enum class InputType { F32, U8, Packed };
+
 // A validated layer in the int arguments the kernels take.
 struct LayerDims {
   int N = 0, C_IN = 0, H = 0, W = 0;
@@ -65,12 +69,13 @@ struct Chunk {
 // The K layout of a layer: channel-packed where the channel words waste at most half their bits
 // (2*C_IN >= Cw*word_bits: many channels, e.g. ResNet's 64..512 or the paper's 32 with 32-bit words), else
 // dense (c, ky, kx) packing (a 3-channel first layer), from bit rows where dilation_x == 1 and
-// KW <= word_bits (needs d.W, d.KW and d.dilation_x), else bit by bit. Sets channel_packed, Cw, bit_rows, Rw
-// and Kw.
-inline void choose_packing(LayerDims& d, int word_bits) {
+// KW <= word_bits (needs d.W, d.KW and d.dilation_x), else bit by bit. A packed input (force_channel_packed)
+// is always channel-packed: its words are copied, not binarized. Sets channel_packed, Cw, bit_rows, Rw and
+// Kw.
+inline void choose_packing(LayerDims& d, int word_bits, bool force_channel_packed = false) {
   d.word_bits = word_bits;
   d.Cw = (d.C_IN + word_bits - 1) / word_bits;
-  d.channel_packed = 2 * std::int64_t(d.C_IN) >= std::int64_t(d.Cw) * word_bits;
+  d.channel_packed = force_channel_packed || 2 * std::int64_t(d.C_IN) >= std::int64_t(d.Cw) * word_bits;
   d.bit_rows = !d.channel_packed && d.dilation_x == 1 && d.KW <= word_bits;
   d.Rw = (d.W + word_bits - 1) / word_bits;
   d.Kw = d.channel_packed ? d.KH * d.KW * d.Cw : (d.K + word_bits - 1) / word_bits;

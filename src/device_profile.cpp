@@ -95,8 +95,13 @@ DeviceProfile profile_device(const cl::Device& device, int platform_index, int d
 
 std::size_t GemmConfig::local_bytes() const {
   if (variant != Variant::Local) return 0;
-  return static_cast<std::size_t>(kt) * static_cast<std::size_t>(tile_m() + tile_n()) *
-         static_cast<std::size_t>(word_bytes());
+  const std::size_t tiles = static_cast<std::size_t>(kt) * static_cast<std::size_t>(tile_m() + tile_n()) *
+                            static_cast<std::size_t>(word_bytes());
+  // xnor_gemm_fused, built from the same program, also assembles packed output words in a byte per value
+  // of its tile where the tile covers whole words (FUSED_PACKS in cl_kernels/xnor_gemm.cl).
+  const std::size_t flags =
+      tile_m() % 32 == 0 ? static_cast<std::size_t>(tile_m()) * static_cast<std::size_t>(tile_n()) : 0;
+  return tiles + flags;
 }
 
 std::string GemmConfig::build_options() const {

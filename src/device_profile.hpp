@@ -42,7 +42,8 @@ struct GemmConfig {
   int tile_m() const { return wg * tm; }
   int tile_n() const { return wg * tn; }
   std::size_t work_group_size() const { return static_cast<std::size_t>(wg) * wg; }
-  std::size_t local_bytes() const;  // __local memory the kernel declares
+  std::size_t local_bytes()
+      const;  // __local memory the program's kernels declare (the largest: xnor_gemm_fused)
   std::string build_options() const;
 };
 

@@ -44,7 +44,8 @@ Extent check_one(const cl::Context& context, const EnqueueBuffer& b, const char*
   const auto size = mem_info<std::size_t>(b.buffer, CL_MEM_SIZE, what);
   if (size < b.bytes) {
     throw InvalidArgument(kWhere + "the " + what + " buffer holds " + std::to_string(size) + " bytes, the " +
-                          what + " " + to_string(b.shape) + " (float32) needs " + std::to_string(b.bytes));
+                          what + " " + to_string(b.shape) + (b.packed ? " (packed words)" : " (float32)") +
+                          " needs " + std::to_string(b.bytes));
   }
   const auto flags = mem_info<cl_mem_flags>(b.buffer, CL_MEM_FLAGS, what);
   if (flags & refused) throw InvalidArgument(kWhere + "the " + what + " buffer " + why_refused);

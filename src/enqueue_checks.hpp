@@ -13,8 +13,9 @@ namespace xnorcl::detail {
 
 struct EnqueueBuffer {
   const cl::Buffer& buffer;
-  std::uint64_t bytes;  // what the shape needs (float32)
+  std::uint64_t bytes;  // what the shape needs (float32 values or packed words)
   Shape shape;
+  bool packed = false;  // 32-bit packed words (xnorcl/packed.hpp) rather than float32
 };
 
 // input and output: non-null buffer objects of the runtime's context, large enough for their shapes, with

@@ -14,6 +14,7 @@ Im2colPackLauncher::Im2colPackLauncher(const RuntimeState& state) : work_group_(
   row_f32_ = make_kernel(state.im2col_pack, row_kernel_name(false), state.device, work_group_);
   row_u8_ = make_kernel(state.im2col_pack, row_kernel_name(true), state.device, work_group_);
   rows_ = make_kernel(state.im2col_pack, rows_kernel_name(), state.device, work_group_);
+  channel_words_ = make_kernel(state.im2col_pack, packed_input_kernel_name(), state.device, work_group_);
 }
 
 const char* Im2colPackLauncher::kernel_name(bool uint8_input, bool channel_packed) {
@@ -22,7 +23,8 @@ const char* Im2colPackLauncher::kernel_name(bool uint8_input, bool channel_packe
 }
 
 std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const Chunk& c,
-                                                       bool uint8_input) const {
+                                                       InputType input) const {
+  const bool uint8_input = input == InputType::U8;
   const auto wg = static_cast<std::int64_t>(work_group_);
   std::vector<Plan::Launch> out;
   Plan::Launch l;
@@ -43,7 +45,7 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
     out.push_back(l);
     return out;
   }
-  l.kernel = kernel_name(uint8_input, true);
+  l.kernel = input == InputType::Packed ? packed_input_kernel_name() : kernel_name(uint8_input, true);
   const std::int64_t pixels = std::int64_t(c.n_count) * c.iy_count * d.W;
   l.global = {static_cast<std::size_t>(round_up(pixels, wg)), static_cast<std::size_t>(d.Cw)};
   out.push_back(l);
@@ -53,13 +55,14 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
   return out;
 }
 
-cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, bool uint8_input,
+cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, InputType input_type,
                                       const cl::Buffer& input, const cl::Buffer& packed,
                                       const cl::Buffer& patches, const cl::Buffer& threshold_keys,
                                       const LayerDims& d, const Chunk& c, cl_uint pad_bit,
                                       const std::vector<cl::Event>* wait,
                                       std::vector<std::pair<std::string, cl::Event>>& events) {
-  const std::vector<Plan::Launch> ls = launches(d, c, uint8_input);
+  const std::vector<Plan::Launch> ls = launches(d, c, input_type);
+  const bool uint8_input = input_type == InputType::U8;
   auto run = [&](cl::Kernel& k, const Plan::Launch& l, const std::vector<cl::Event>* wait_list) {
     cl::Event e;
     queue.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
@@ -114,16 +117,24 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, bool uint8_
         },
         std::string("enqueueing ") + ls[0].kernel);
   }
-  cl::Kernel& k = uint8_input ? channel_u8_ : channel_f32_;
+  const bool words_in = input_type == InputType::Packed;
+  cl::Kernel& k = words_in ? channel_words_ : uint8_input ? channel_u8_ : channel_f32_;
   const cl::Event binarized = cl_call(
       [&] {
         cl_uint i = 0;
         k.setArg(i++, input);
         k.setArg(i++, packed);
-        k.setArg(i++, threshold_keys);
         const int pixels = c.n_count * c.iy_count * d.W;
-        for (int v : {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, pixels}) {
-          k.setArg(i++, static_cast<cl_int>(v));
+        if (words_in) {
+          const int Cw32 = (d.C_IN + 31) / 32;
+          for (int v : {d.C_IN, d.H, d.W, d.Cw, Cw32, c.n0, c.iy_first, c.iy_count, pixels}) {
+            k.setArg(i++, static_cast<cl_int>(v));
+          }
+        } else {
+          k.setArg(i++, threshold_keys);
+          for (int v : {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, pixels}) {
+            k.setArg(i++, static_cast<cl_int>(v));
+          }
         }
         return run(k, ls[0], wait);
       },

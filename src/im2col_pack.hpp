@@ -22,23 +22,26 @@ class Im2colPackLauncher {
 
   // The kernel that reads X (the one every run of the layout enqueues first).
   static const char* kernel_name(bool uint8_input, bool channel_packed = false);
+  static const char* packed_input_kernel_name() { return "channel_pack_words"; }
   static const char* words_kernel_name() { return "im2col_pack_words"; }
   static const char* row_kernel_name(bool uint8_input) {
     return uint8_input ? "row_pack_u8" : "row_pack_f32";
   }
   static const char* rows_kernel_name() { return "im2col_pack_rows"; }
-  std::vector<Plan::Launch> launches(const LayerDims& d, const Chunk& c, bool uint8_input = false) const;
+  std::vector<Plan::Launch> launches(const LayerDims& d, const Chunk& c,
+                                     InputType input = InputType::F32) const;
   // Packs the chunk's patches (channel-packed layouts go through `packed`, [n_count][iy_count][W][Cw] words,
   // bit-row layouts through `packed` as [n_count][C_IN][iy_count][Rw] words);
-  // pad_bit is the bit of every pad tap (1 only for pad_value +1). Appends (kernel, event) of each launch to
-  // `events`; returns the last event.
-  cl::Event enqueue(const cl::CommandQueue& queue, bool uint8_input, const cl::Buffer& input,
+  // a packed input (InputType::Packed, channel-packed layouts only) is copied into `packed` by
+  // channel_pack_words; pad_bit is the bit of every pad tap (1 only for pad_value +1). Appends (kernel,
+  // event) of each launch to `events`; returns the last event.
+  cl::Event enqueue(const cl::CommandQueue& queue, InputType input_type, const cl::Buffer& input,
                     const cl::Buffer& packed, const cl::Buffer& patches, const cl::Buffer& threshold_keys,
                     const LayerDims& d, const Chunk& c, cl_uint pad_bit, const std::vector<cl::Event>* wait,
                     std::vector<std::pair<std::string, cl::Event>>& events);
 
  private:
-  cl::Kernel f32_, u8_, channel_f32_, channel_u8_, words_, row_f32_, row_u8_, rows_;
+  cl::Kernel f32_, u8_, channel_f32_, channel_u8_, words_, row_f32_, row_u8_, rows_, channel_words_;
   std::size_t work_group_ = 1;
 };
 

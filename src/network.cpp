@@ -210,6 +210,12 @@ struct Stage {
   EnqueueFn enqueue;
   std::function<std::vector<StageTime>()> stage_times;  // for stages with several kernels (convolution)
   cl::Buffer buffer;  // its output, except for the last stage (the caller's buffer)
+  // A convolution fused with the layer after it (Threshold: packed output; ScaleBias: scale and bias in the
+  // GEMM's epilogue) produces that layer's output; the convolution's own float output exists only for
+  // run_trace, which computes it with a float twin of the convolution, made on first use.
+  std::function<std::unique_ptr<BinaryConvolution>()> make_twin;
+  std::shared_ptr<BinaryConvolution> twin;
+  Flow twin_out;
 };
 
 std::uint64_t flow_bytes(const Flow& f) {
@@ -235,6 +241,8 @@ Network::Network(const Runtime& runtime, const NetworkSpec& spec) {
   for (std::size_t i = 0; i < spec.layers.size(); ++i) {
     const Layer& layer = spec.layers[i];
     const Flow out = next_flow(i, layer, flow);
+    bool skip_next = false;  // the layer after this convolution was fused into it
+    Flow flow_after = out;
     const std::string prefix = std::to_string(i) + ":" + layer_name(layer);
     auto add = [&](const std::string& what, const Flow& produced, EnqueueFn fn, bool layer_output) {
       Stage s;
@@ -245,74 +253,97 @@ Network::Network(const Runtime& runtime, const NetworkSpec& spec) {
       s.enqueue = std::move(fn);
       m->stages.push_back(std::move(s));
     };
-    std::visit(
-        overloaded{[&](const ConvolutionLayer& c) {
-                     if (flow.packed) {
-                       auto unpack = std::make_shared<Unpack>(runtime, flow.shape);
-                       add(
-                           "unpack_bits", Flow{flow.shape, false},
-                           [unpack](const cl::Buffer& a, const cl::Buffer& b,
-                                    const std::vector<cl::Event>* w) { return unpack->enqueue(a, b, w); },
-                           false);
-                     }
-                     auto conv =
-                         std::make_shared<BinaryConvolution>(runtime, c.attributes, flow.shape, c.filter);
-                     add(
-                         "binary_convolution", out,
-                         [conv](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
-                           return conv->enqueue(a, b, w);
-                         },
-                         true);
-                     m->stages.back().stage_times = [conv] { return conv->last_stage_times(); };
-                   },
-                   [&](const ThresholdLayer& t) {
-                     auto k = std::make_shared<ThresholdPack>(runtime, flow.shape, t.rules);
-                     add(
-                         "threshold_pack", out,
-                         [k](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
-                           return k->enqueue(a, b, w);
-                         },
-                         true);
-                   },
-                   [&](const ScaleBiasLayer& s) {
-                     auto k = std::make_shared<ScaleBias>(runtime, flow.shape, s.scale, s.bias);
-                     add(
-                         "scale_bias", out,
-                         [k](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
-                           return k->enqueue(a, b, w);
-                         },
-                         true);
-                   },
-                   [&](const MaxPoolLayer& p) {
-                     if (flow.packed) {
-                       auto k = std::make_shared<BinaryMaxPool>(runtime, p.attributes, flow.shape);
-                       add(
-                           "binary_maxpool", out,
-                           [k](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
-                             return k->enqueue(a, b, w);
-                           },
-                           true);
-                     } else {
-                       auto k = std::make_shared<MaxPool>(runtime, p.attributes, flow.shape);
-                       add(
-                           "maxpool_f32", out,
-                           [k](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
-                             return k->enqueue(a, b, w);
-                           },
-                           true);
-                     }
-                   },
-                   [&](const FullyConnectedLayer& f) {
-                     auto k = std::make_shared<BinaryFullyConnected>(runtime, flow.shape, f.weights);
-                     add(
-                         "binary_fc", out,
-                         [k](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
-                           return k->enqueue(a, b, w);
-                         },
-                         true);
-                   }},
-        layer);
-    flow = out;
+    // A packed input is read directly (Options::input_packed); a Threshold or ScaleBias right after the
+    // convolution becomes its output choice (one launch fewer, no float tensor between them).
+    auto add_convolution = [&](const ConvolutionLayer& c) {
+      BinaryConvolution::Options options;
+      options.input_packed = flow.packed;
+      const Layer* next = i + 1 < spec.layers.size() ? &spec.layers[i + 1] : nullptr;
+      std::string fused_with;
+      if (const auto* t = next ? std::get_if<ThresholdLayer>(next) : nullptr) {
+        options.output = BinaryConvolution::Output::packed(
+            t->rules.empty() ? std::vector<Threshold>(static_cast<std::size_t>(out.shape[1])) : t->rules);
+        fused_with = "threshold";
+      } else if (const auto* sb = next ? std::get_if<ScaleBiasLayer>(next) : nullptr) {
+        options.output = BinaryConvolution::Output::scale_and_bias(sb->scale, sb->bias);
+        fused_with = "scale_bias";
+      }
+      const Shape in_shape = flow.shape;
+      auto conv = std::make_shared<BinaryConvolution>(runtime, c.attributes, in_shape, c.filter, options);
+      if (fused_with.empty()) {
+        add(
+            "binary_convolution", out,
+            [conv](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
+              return conv->enqueue(a, b, w);
+            },
+            true);
+        m->stages.back().stage_times = [conv] { return conv->last_stage_times(); };
+        return;
+      }
+      const Flow fused_out = next_flow(i + 1, *next, out);
+      add(
+          "binary_convolution+" + fused_with, fused_out,
+          [conv](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
+            return conv->enqueue(a, b, w);
+          },
+          true);
+      Stage& st = m->stages.back();
+      st.layer = i + 1;
+      st.stage_times = [conv] { return conv->last_stage_times(); };
+      BinaryConvolution::Options twin_options;
+      twin_options.input_packed = options.input_packed;
+      st.make_twin = [runtime, c, in_shape, twin_options] {
+        return std::make_unique<BinaryConvolution>(runtime, c.attributes, in_shape, c.filter, twin_options);
+      };
+      st.twin_out = out;
+      skip_next = true;
+      flow_after = fused_out;
+    };
+    std::visit(overloaded{[&](const ConvolutionLayer& c) { add_convolution(c); },
+                          [&](const ThresholdLayer& t) {
+                            auto k = std::make_shared<ThresholdPack>(runtime, flow.shape, t.rules);
+                            add(
+                                "threshold_pack", out,
+                                [k](const cl::Buffer& a, const cl::Buffer& b,
+                                    const std::vector<cl::Event>* w) { return k->enqueue(a, b, w); },
+                                true);
+                          },
+                          [&](const ScaleBiasLayer& s) {
+                            auto k = std::make_shared<ScaleBias>(runtime, flow.shape, s.scale, s.bias);
+                            add(
+                                "scale_bias", out,
+                                [k](const cl::Buffer& a, const cl::Buffer& b,
+                                    const std::vector<cl::Event>* w) { return k->enqueue(a, b, w); },
+                                true);
+                          },
+                          [&](const MaxPoolLayer& p) {
+                            if (flow.packed) {
+                              auto k = std::make_shared<BinaryMaxPool>(runtime, p.attributes, flow.shape);
+                              add(
+                                  "binary_maxpool", out,
+                                  [k](const cl::Buffer& a, const cl::Buffer& b,
+                                      const std::vector<cl::Event>* w) { return k->enqueue(a, b, w); },
+                                  true);
+                            } else {
+                              auto k = std::make_shared<MaxPool>(runtime, p.attributes, flow.shape);
+                              add(
+                                  "maxpool_f32", out,
+                                  [k](const cl::Buffer& a, const cl::Buffer& b,
+                                      const std::vector<cl::Event>* w) { return k->enqueue(a, b, w); },
+                                  true);
+                            }
+                          },
+                          [&](const FullyConnectedLayer& f) {
+                            auto k = std::make_shared<BinaryFullyConnected>(runtime, flow.shape, f.weights);
+                            add(
+                                "binary_fc", out,
+                                [k](const cl::Buffer& a, const cl::Buffer& b,
+                                    const std::vector<cl::Event>* w) { return k->enqueue(a, b, w); },
+                                true);
+                          }},
+               layer);
+    flow = flow_after;
+    if (skip_next) ++i;
   }
   detail::cl_call(
       [&] {
@@ -398,7 +429,17 @@ std::vector<Activation> Network::run_trace(const float* x) {
         cl::Buffer output(state->context, CL_MEM_READ_WRITE, output_bytes());
         std::vector<cl::Event> done(1, enqueue(input, output));
         for (std::size_t i = 0; i < m.stages.size(); ++i) {
-          const Stage& s = m.stages[i];
+          Stage& s = m.stages[i];
+          if (s.make_twin) {
+            // The fused convolution's own float output, from its twin on the same input (every stage's
+            // input buffer still holds what the network's run left there).
+            if (!s.twin) s.twin = s.make_twin();
+            cl::Buffer twin_output(state->context, CL_MEM_READ_WRITE,
+                                   static_cast<std::size_t>(flow_bytes(s.twin_out)));
+            std::vector<cl::Event> twin_done(
+                1, s.twin->enqueue(i == 0 ? input : m.stages[i - 1].buffer, twin_output, &done));
+            outs.push_back(read_activation(state->queue, twin_output, s.twin_out, &twin_done));
+          }
           if (!s.layer_output) continue;
           outs.push_back(
               read_activation(state->queue, i + 1 == m.stages.size() ? output : s.buffer, s.out, &done));

@@ -293,7 +293,8 @@ void build_gemm(RuntimeState& s) {
     if (s.options.word_bits) c.word_bits = *s.options.word_bits;  // test and tuning hook
     if (c.work_group_size() > s.work_group_cap || c.local_bytes() > s.profile.info.local_mem_size) continue;
     const BuiltProgram candidate = build_program(s, "xnor_gemm.cl", c.build_options());
-    if (kernels_accept(s, candidate.program, {"xnor_gemm"}, c.work_group_size())) {
+    if (kernels_accept(s, candidate.program, {"xnor_gemm", "xnor_gemm_fused", "xnor_gemm_bits"},
+                       c.work_group_size())) {
       store_in_cache(s, candidate);
       s.xnor_gemm = candidate.program;
       s.gemm = c;
@@ -367,7 +368,7 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
   build_gemm(*s);
   build_linear(*s, "im2col_pack.cl",
                {"im2col_pack_f32", "im2col_pack_u8", "row_pack_f32", "row_pack_u8", "im2col_pack_rows",
-                "channel_pack_f32", "channel_pack_u8", "im2col_pack_words"},
+                "channel_pack_f32", "channel_pack_u8", "im2col_pack_words", "channel_pack_words"},
                s->gemm.word_bits, s->im2col_pack, s->pack_work_group);
   return s;
 }

@@ -34,6 +34,8 @@ Border compute_border(const LayerDims& d) {
 
 XnorGemmLauncher::XnorGemmLauncher(const RuntimeState& state) : config_(state.gemm) {
   kernel_ = make_kernel(state.xnor_gemm, kernel_name(), state.device, config_.work_group_size());
+  program_ = state.xnor_gemm;
+  device_ = state.device;
 }
 
 Plan::Launch XnorGemmLauncher::launch(int M_pad, const Chunk& c) const {
@@ -75,6 +77,98 @@ cl::Event XnorGemmLauncher::enqueue(const cl::CommandQueue& queue, const cl::Buf
         return e;
       },
       "enqueueing xnor_gemm");
+}
+
+cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const cl::Buffer& filters,
+                                          const cl::Buffer& patches, const cl::Buffer& output,
+                                          const LayerDims& d, int M_pad, const Chunk& c, const PadFold& fold,
+                                          const cl::Buffer& sat, const Epilogue& e,
+                                          const std::vector<cl::Event>* wait) {
+  if (!fused_()) fused_ = make_kernel(program_, fused_kernel_name(), device_, config_.work_group_size());
+  Plan::Launch l = launch(M_pad, c);
+  return cl_call(
+      [&] {
+        cl_uint i = 0;
+        fused_.setArg(i++, filters);
+        fused_.setArg(i++, patches);
+        // y is written in modes 0/1, words in mode 2; the other gets a buffer it never writes (the filters).
+        fused_.setArg(i++, e.mode == 2 ? filters : output);
+        fused_.setArg(i++, e.mode == 2 ? output : filters);
+        for (int v : {d.C_OUT, M_pad, d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
+          fused_.setArg(i++, static_cast<cl_int>(v));
+        }
+        fused_.setArg(i++, static_cast<cl_ulong>(d.output_plane()));
+        fused_.setArg(i++, static_cast<cl_ulong>(std::uint64_t(c.oy0) * std::uint64_t(d.OW)));
+        fused_.setArg(i++, static_cast<cl_int>(fold.correct ? 1 : 0));
+        fused_.setArg(i++, static_cast<cl_float>(fold.v));
+        fused_.setArg(i++, fold.correct ? sat : filters);
+        const Border& b = fold.border;
+        for (int v :
+             {d.OW, c.oy0, b.oy_lo, b.oy_hi, b.ox_lo, b.ox_hi, fold.row_classes, fold.column_classes}) {
+          fused_.setArg(i++, static_cast<cl_int>(v));
+        }
+        fused_.setArg(i++, static_cast<cl_int>(e.mode));
+        // Buffers a mode does not read: any valid buffer (the filters).
+        fused_.setArg(i++, e.mode == 1 ? e.scale : filters);
+        fused_.setArg(i++, e.mode == 1 ? e.bias : filters);
+        fused_.setArg(i++, e.mode == 2 ? e.keys : filters);
+        fused_.setArg(i++, e.mode == 2 ? e.modes : filters);
+        fused_.setArg(i++, static_cast<cl_int>(e.Cw_out));
+        cl::Event ev;
+        queue.enqueueNDRangeKernel(fused_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
+                                   cl::NDRange(l.local[0], l.local[1]), wait, &ev);
+        return ev;
+      },
+      "enqueueing xnor_gemm_fused");
+}
+
+Plan::Launch XnorGemmLauncher::packed_launch(int M_pad, const Chunk& c) const {
+  Plan::Launch l;
+  l.kernel = packed_kernel_name();
+  const std::int64_t group = static_cast<std::int64_t>(config_.work_group_size());
+  l.global = {static_cast<std::size_t>((c.P_pad + group - 1) / group * group),
+              static_cast<std::size_t>(M_pad / 32)};
+  l.local = {config_.work_group_size(), 1};
+  return l;
+}
+
+cl::Event XnorGemmLauncher::enqueue_packed(const cl::CommandQueue& queue, const cl::Buffer& filters,
+                                           const cl::Buffer& patches, const cl::Buffer& output,
+                                           const LayerDims& d, int M_pad, const Chunk& c, const PadFold& fold,
+                                           const cl::Buffer& sat, const Epilogue& e,
+                                           const std::vector<cl::Event>* wait) {
+  if (!packed_()) packed_ = make_kernel(program_, packed_kernel_name(), device_, config_.work_group_size());
+  const Plan::Launch l = packed_launch(M_pad, c);
+  return cl_call(
+      [&] {
+        cl_uint i = 0;
+        packed_.setArg(i++, filters);
+        packed_.setArg(i++, patches);
+        packed_.setArg(i++, output);
+        for (int v : {d.C_OUT, M_pad, d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
+          packed_.setArg(i++, static_cast<cl_int>(v));
+        }
+        packed_.setArg(i++, static_cast<cl_ulong>(d.output_plane()));
+        packed_.setArg(i++, static_cast<cl_ulong>(std::uint64_t(c.oy0) * std::uint64_t(d.OW)));
+        packed_.setArg(i++, static_cast<cl_int>(fold.correct ? 1 : 0));
+        packed_.setArg(i++, static_cast<cl_float>(fold.v));
+        packed_.setArg(i++, fold.correct ? sat : filters);
+        const Border& b = fold.border;
+        for (int v :
+             {d.OW, c.oy0, b.oy_lo, b.oy_hi, b.ox_lo, b.ox_hi, fold.row_classes, fold.column_classes}) {
+          packed_.setArg(i++, static_cast<cl_int>(v));
+        }
+        packed_.setArg(i++, e.keys);
+        packed_.setArg(i++, e.modes);
+        packed_.setArg(i++, e.int_lo);
+        packed_.setArg(i++, e.int_count);
+        packed_.setArg(i++, static_cast<cl_int>(e.Cw_out));
+        cl::Event ev;
+        queue.enqueueNDRangeKernel(packed_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
+                                   cl::NDRange(l.local[0], l.local[1]), wait, &ev);
+        return ev;
+      },
+      "enqueueing xnor_gemm_bits");
 }
 
 }  // namespace xnorcl::detail

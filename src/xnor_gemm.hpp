@@ -1,7 +1,9 @@
 // Launches cl_kernels/xnor_gemm.cl: the xnor-popcount GEMM of packed filters and patches, written as float
-// NCHW, with the pad fold (pad_value other than +-1 where pad taps exist) in its border stores.
+// NCHW, with the pad fold (pad_value other than +-1 where pad taps exist) in its border stores, and its
+// output epilogues (scale-and-bias, packed words).
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "conv_layout.hpp"
@@ -22,12 +24,31 @@ struct PadFold {
   int row_classes = 0, column_classes = 0;  // of the S table: [C_OUT][row_classes][column_classes]
 };
 
+// The output epilogue of xnor_gemm_fused and xnor_gemm_bits (cl_kernels/xnor_gemm.cl): mode 0 float, 1
+// scale-and-bias (scale, bias: [C_OUT] float), 2 packed words (keys, modes: [C_OUT] uint, each rule as an
+// interval of order keys, lo and count; words per pixel Cw_out).
+struct Epilogue {
+  int mode = 0;
+  cl::Buffer scale, bias, keys, modes;
+  cl::Buffer int_lo, int_count;  // xnor_gemm_bits: each rule as an interval of integer results G
+  int Cw_out = 0;
+};
+
 class XnorGemmLauncher {
  public:
   XnorGemmLauncher() = default;
   explicit XnorGemmLauncher(const RuntimeState& state);
 
   static const char* kernel_name() { return "xnor_gemm"; }
+  static const char* fused_kernel_name() { return "xnor_gemm_fused"; }
+  static const char* packed_kernel_name() { return "xnor_gemm_bits"; }
+  // Which kernel writes packed output: xnor_gemm_fused (its __local flags, one barrier) where the variant is
+  // Local and the tile of output channels covers whole words; otherwise xnor_gemm_bits (32 channels per
+  // work-item, no __local, no barrier: the Global variant's, PoCL's and Mali's). M_pad must then be a
+  // multiple of 32 (packed_m_multiple()).
+  bool packs_in_fused() const { return config_.variant == Variant::Local && config_.tile_m() % 32 == 0; }
+  int packed_m_multiple() const { return std::max(config_.tile_m(), 32); }
+  Plan::Launch packed_launch(int M_pad, const Chunk& c) const;
   int tile_m() const { return config_.tile_m(); }
   int tile_n() const { return config_.tile_n(); }
   const GemmConfig& config() const { return config_; }
@@ -36,9 +57,21 @@ class XnorGemmLauncher {
   cl::Event enqueue(const cl::CommandQueue& queue, const cl::Buffer& filters, const cl::Buffer& patches,
                     const cl::Buffer& output, const LayerDims& d, int M_pad, const Chunk& c,
                     const PadFold& fold, const cl::Buffer& sat, const std::vector<cl::Event>* wait);
+  // xnor_gemm_fused (created on first use): output is float NCHW for modes 0/1, packed words for mode 2.
+  cl::Event enqueue_fused(const cl::CommandQueue& queue, const cl::Buffer& filters, const cl::Buffer& patches,
+                          const cl::Buffer& output, const LayerDims& d, int M_pad, const Chunk& c,
+                          const PadFold& fold, const cl::Buffer& sat, const Epilogue& epilogue,
+                          const std::vector<cl::Event>* wait);
+  // xnor_gemm_bits (created on first use): packed words (epilogue mode 2) into output.
+  cl::Event enqueue_packed(const cl::CommandQueue& queue, const cl::Buffer& filters,
+                           const cl::Buffer& patches, const cl::Buffer& output, const LayerDims& d, int M_pad,
+                           const Chunk& c, const PadFold& fold, const cl::Buffer& sat,
+                           const Epilogue& epilogue, const std::vector<cl::Event>* wait);
 
  private:
-  cl::Kernel kernel_;
+  cl::Kernel kernel_, fused_, packed_;
+  cl::Program program_;
+  cl::Device device_;
   GemmConfig config_;
 };
 

@@ -40,6 +40,19 @@ if(XNORCL_OCLGRIND_TESTS AND OCLGRIND_EXECUTABLE)
       FAIL_REGULAR_EXPRESSION "${oclgrind_report};FAILED")
   endforeach()
 
+  # BinaryConvolution's output choices and packed input (the runner's `io` table: Local and Global, 32- and
+  # 64-bit words, and a work-group cap that packs after the GEMM), in two processes.
+  foreach(range "0;3" "3;2")
+    list(GET range 0 first)
+    list(GET range 1 count)
+    math(EXPR last "${first} + ${count} - 1")
+    add_test(NAME "oclgrind.conv_io.${first}-${last}" COMMAND ${oclgrind_command}
+      $<TARGET_FILE:xnorcl_oclgrind_runner> io ${first} ${count})
+    set_tests_properties("oclgrind.conv_io.${first}-${last}" PROPERTIES
+      LABELS oclgrind TIMEOUT 300
+      FAIL_REGULAR_EXPRESSION "${oclgrind_report};FAILED")
+  endforeach()
+
   # Negative controls: pass only when Oclgrind reports the canary's defect.
   add_test(NAME "oclgrind.canary.out_of_bounds_read_is_reported" COMMAND ${oclgrind_command}
     $<TARGET_FILE:xnorcl_oclgrind_runner> canary-out-of-bounds)

@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xnorcl/filter.hpp"
 #include "xnorcl/opencl.hpp"
+#include "xnorcl/packed.hpp"
 #include "xnorcl/runtime.hpp"
 #include "xnorcl/shape.hpp"
 
@@ -32,17 +34,19 @@ struct Plan {
     std::array<std::size_t, 2> local{};
   };
   Variant variant = Variant::Global;
-  std::string build_options;      // the GEMM program's tile configuration
-  int tile_m = 0, tile_n = 0;     // output channels x output positions per work-group
-  int words_per_patch = 0;        // packed words per patch (K bits in the layout below, padded to words)
-  int word_bits = 32;             // bits per packed word (32 or 64, per device architecture)
-  bool channel_packed = false;    // K order (ky, kx, channel words) rather than dense (c, ky, kx)
-  bool bit_rows = false;          // dense layout built from binarized bit rows (row_pack_*, then
-                                  // im2col_pack_rows; dilation_x == 1, KW <= word_bits), else bit by bit
-  std::int64_t patch_bits = 0;    // K = C_IN*KH*KW
-  int chunks = 1;                 // pieces the work is split into to respect CL_DEVICE_MAX_MEM_ALLOC_SIZE
-  std::vector<Launch> launches;   // for the first chunk
-  std::size_t scratch_bytes = 0;  // device memory the object holds besides the caller's input and output
+  std::string build_options;       // the GEMM program's tile configuration
+  int tile_m = 0, tile_n = 0;      // output channels x output positions per work-group
+  int words_per_patch = 0;         // packed words per patch (K bits in the layout below, padded to words)
+  int word_bits = 32;              // bits per packed word (32 or 64, per device architecture)
+  bool channel_packed = false;     // K order (ky, kx, channel words) rather than dense (c, ky, kx)
+  bool bit_rows = false;           // dense layout built from binarized bit rows (row_pack_*, then
+                                   // im2col_pack_rows; dilation_x == 1, KW <= word_bits), else bit by bit
+  std::int64_t patch_bits = 0;     // K = C_IN*KH*KW
+  bool input_packed = false;       // the input is packed words (Options::input_packed)
+  std::string output = "float32";  // float32, or "scale_bias (<gemm kernel>)" / "packed (<gemm kernel>)"
+  int chunks = 1;                  // pieces the work is split into to respect CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  std::vector<Launch> launches;    // for the first chunk
+  std::size_t scratch_bytes = 0;   // device memory the object holds besides the caller's input and output
   std::string to_string() const;
 };
 
@@ -66,6 +70,48 @@ class BinaryConvolution {
     std::vector<float> input_thresholds;  // empty: every threshold is 0
   };
 
+  // What the layer writes (chosen at construction, Options::output):
+  //   Float (the default): Y as float32 NCHW.
+  //   ScaleBias: float32 NCHW, fmaf(scale[o], Y, bias[o]) of the exact float Y (a folded batch-norm; one
+  //     rounding, reference_scale_bias): scale and bias hold C_OUT finite values each.
+  //   Packed: bits in the packed layout of xnorcl/packed.hpp (32-bit words [N][OH][OW][ceil(C_OUT/32)], bit
+  //     o%32 LSB-first, tail bits 0): bit = threshold_bit(Y, thresholds[o]) of the exact float Y (a
+  //     batch-norm followed by sign folds into one rule per channel: fold_batch_norm). thresholds holds C_OUT
+  //     rules; the value of a Greater or Less rule must not be NaN.
+  // Both are applied in the GEMM's epilogue, with no further pass over the output: kernel xnor_gemm_fused
+  // (ScaleBias; Packed on the Local variant, whose work-groups assemble whole words in __local memory) or
+  // xnor_gemm_bits (Packed otherwise: one work-item computes the 32 channels of a word). Plan::output and
+  // Plan::launches say which.
+  struct Output {
+    enum class Kind { Float, ScaleBias, Packed };
+    Kind kind = Kind::Float;
+    std::vector<float> scale, bias;     // ScaleBias
+    std::vector<Threshold> thresholds;  // Packed
+    static Output float32() { return Output{}; }
+    static Output scale_and_bias(std::vector<float> scale, std::vector<float> bias) {
+      Output o;
+      o.kind = Kind::ScaleBias;
+      o.scale = std::move(scale);
+      o.bias = std::move(bias);
+      return o;
+    }
+    static Output packed(std::vector<Threshold> thresholds) {
+      Output o;
+      o.kind = Kind::Packed;
+      o.thresholds = std::move(thresholds);
+      return o;
+    }
+  };
+  struct Options {
+    // The input is packed bits (xnorcl/packed.hpp: 32-bit words [N][H][W][ceil(C_IN/32)] of the logical
+    // shape input_shape, bit 1 = +1), e.g. the packed output of the layer before: the packing stage reads
+    // the words (channel_pack_words) instead of binarizing floats. Attributes::input_thresholds must then
+    // be empty. Padding is unchanged (pad taps take pad_value). Such a layer always uses the channel-packed
+    // K layout.
+    bool input_packed = false;
+    Output output;
+  };
+
   // Checks attributes and shapes as OpenVINO does and resolves padding; throws InvalidArgument naming the
   // problem and the values. Needs no device.
   static ConvGeometry validate(const Attributes& attributes, const Shape& input_shape,
@@ -74,6 +120,11 @@ class BinaryConvolution {
   // Validates, resolves padding, packs the filter into the device layout and plans the launches.
   BinaryConvolution(const Runtime& runtime, const Attributes& attributes, const Shape& input_shape,
                     const Filter& filter);
+  // With input and output choices; throws InvalidArgument naming the problem and the values for scale, bias
+  // or thresholds not of C_OUT entries, a NaN or infinite scale or bias, a NaN threshold value, or
+  // input_thresholds given with a packed input.
+  BinaryConvolution(const Runtime& runtime, const Attributes& attributes, const Shape& input_shape,
+                    const Filter& filter, const Options& options);
   ~BinaryConvolution();
   BinaryConvolution(BinaryConvolution&&) noexcept;
   BinaryConvolution& operator=(BinaryConvolution&&) noexcept;
@@ -86,19 +137,39 @@ class BinaryConvolution {
   std::array<int, 2> pads_end() const;
   const Attributes& attributes() const;
   const Plan& plan() const;
+  const Options& options() const;
+  bool input_packed() const;
+  bool output_packed() const;
+  // Bytes of the whole input / output (float32 values or 32-bit packed words).
+  std::size_t input_bytes() const;
+  std::size_t output_bytes() const;
 
-  // Host in, host out (blocking). x holds N*C*H*W values.
+  // Host in, host out (blocking). x holds N*C*H*W values (float or uint8), or packed_word_count(input_shape)
+  // words for a packed input. The input type must match Options::input_packed and the output type
+  // Options::output (run() for float32 and ScaleBias output, run_packed() for packed output); a mismatch
+  // throws InvalidArgument before any device work.
   std::vector<float> run(const float* x);
   std::vector<float> run(const std::uint8_t* x);
-  // Into the caller's memory: y holds N*C_OUT*OH*OW floats; it is untouched if anything fails.
+  std::vector<float> run(const std::uint32_t* x);
+  std::vector<std::uint32_t> run_packed(const float* x);
+  std::vector<std::uint32_t> run_packed(const std::uint8_t* x);
+  std::vector<std::uint32_t> run_packed(const std::uint32_t* x);
+  // Into the caller's memory (run_packed for packed output): y holds N*C_OUT*OH*OW floats or
+  // packed_word_count(output_shape()) words; it is untouched if anything fails.
   void run(const float* x, float* y);
   void run(const std::uint8_t* x, float* y);
-  // Device-resident, float32 in and out, on the runtime's queue. Returns the event of the last kernel.
-  // Refused (InvalidArgument, nothing enqueued): a null buffer, one of another context or too small for its
-  // shape, an input created CL_MEM_WRITE_ONLY, an output created CL_MEM_READ_ONLY (or CL_MEM_WRITE_ONLY
-  // where the layer reads its output back: pad_value other than +-1 with pad taps), input and output
-  // overlapping in one buffer, a null event in the wait list. If a launch fails (OpenCLError), the kernels
-  // enqueued before it still run: the output's content is then unspecified; the input is never written.
+  void run(const std::uint32_t* x, float* y);
+  void run_packed(const float* x, std::uint32_t* y);
+  void run_packed(const std::uint8_t* x, std::uint32_t* y);
+  void run_packed(const std::uint32_t* x, std::uint32_t* y);
+  // Device-resident, on the runtime's queue: input float32 NCHW (or packed words with input_packed), output
+  // float32 NCHW (or packed words with packed output); sizes input_bytes() and output_bytes(). Returns the
+  // event of the last kernel. Refused (InvalidArgument, nothing enqueued): a null buffer, one of another
+  // context or too small for its shape, an input created CL_MEM_WRITE_ONLY, an output created
+  // CL_MEM_READ_ONLY (or CL_MEM_WRITE_ONLY where the layer reads its output back: pad_value other than +-1
+  // with pad taps), input and output overlapping in one buffer, a null event in the wait list. If a launch
+  // fails (OpenCLError), the kernels enqueued before it still run: the output's content is then unspecified;
+  // the input is never written.
   cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
                     const std::vector<cl::Event>* wait = nullptr);
 

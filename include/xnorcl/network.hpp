@@ -2,17 +2,21 @@
 // round-trip (every kernel waits on the previous one's event), and the paper's vehicle classifier.
 //
 // Activations between layers are float32 NCHW or packed bits (xnorcl/packed.hpp). What each layer takes:
-//   Convolution     float in -> float out (BinaryConvolution). A packed input is first unpacked to 0/1 floats
-//                   on the device (an Unpack launch), so such a convolution must have empty input_thresholds.
-//                   TODO(issue 7, next sitting): BinaryConvolution reads packed input directly and writes
-//                   packed output through a fused threshold epilogue; the Unpack + ThresholdPack launches
-//                   then disappear from the chain.
+//   Convolution     float or packed in (BinaryConvolution; a packed input is read as words,
+//                   BinaryConvolution::Options::input_packed, so such a convolution must have empty
+//                   input_thresholds) -> float out. A Threshold or ScaleBias layer right after a Convolution
+//                   becomes the convolution's output choice (BinaryConvolution::Output::Packed /
+//                   ScaleBias, applied in the GEMM's epilogue): one launch, no float tensor between them.
+//                   Network::run_trace still reports both layers' outputs (the convolution's float output
+//                   from a float twin of the layer, made on first use).
 //   Threshold       float in -> packed out (ThresholdPack; fold_batch_norm gives the rules of a
-//   batch-norm+sign) ScaleBias       float in -> float out MaxPool         packed in -> packed out
-//   (BinaryMaxPool, OR of bits) or float -> float (MaxPool) FullyConnected  packed in -> float out [N, O, 1,
-//   1] (BinaryFullyConnected); weights shape [O, C, H, W] of
+//                   batch-norm+sign)
+//   ScaleBias       float in -> float out
+//   MaxPool         packed in -> packed out (BinaryMaxPool, OR of bits) or float -> float (MaxPool)
+//   FullyConnected  packed in -> float out [N, O, 1, 1] (BinaryFullyConnected); weights shape [O, C, H, W] of
 //                   its input, NCHW flatten order.
-// The network's input is float32 NCHW.
+// The network's input is float32 NCHW. last_stage_times() names a fused pair's kernels
+// "<index>:convolution binary_convolution+threshold <kernel>" (or +scale_bias).
 #pragma once
 
 #include <cstdint>

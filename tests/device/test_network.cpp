@@ -60,12 +60,20 @@ void small_network_is_bitwise_equal(Variant variant) {
   REQUIRE(compare(net.run(x.data()), want.back()).empty());
   const std::vector<StageTime> stages = net.last_stage_times();
   INFO(stage_list(stages));
+  // The convolution takes the ScaleBias after it as its output choice (fused into its GEMM), and the
+  // convolution of packed input reads the words directly (no unpack_bits launch).
   for (const char* kernel :
-       {"0:convolution binary_convolution xnor_gemm", "1:scale_bias scale_bias", "2:threshold threshold_pack",
-        "3:max_pool binary_maxpool", "4:convolution unpack_bits", "5:max_pool maxpool_f32",
+       {"0:convolution binary_convolution+scale_bias xnor_gemm_fused", "2:threshold threshold_pack",
+        "3:max_pool binary_maxpool", "4:convolution binary_convolution channel_pack_words",
+        "4:convolution binary_convolution im2col_pack_words", "5:max_pool maxpool_f32",
         "7:fully_connected binary_fc"}) {
     INFO(kernel);
     REQUIRE(has_stage(stages, kernel));
+  }
+  for (const StageTime& s : stages) {
+    INFO(s.kernel);
+    REQUIRE(s.kernel.find("unpack_bits") == std::string::npos);
+    REQUIRE(s.kernel.find("1:scale_bias") == std::string::npos);
   }
 
   // Device-resident, chained after the caller's own event, into the caller's buffer.
@@ -100,6 +108,25 @@ void vehicle_classifier_is_bitwise_equal(Variant variant) {
   REQUIRE(packed_layers == 6);
   Network net(rt, v.spec);
   require_same_trace(v.spec, net.run_trace(v.calibration_input.data()), want);
+  // Each convolution writes the packed bits of the Threshold after it (fused epilogue), and the second one
+  // reads the max-pooled bits directly: no threshold_pack or unpack_bits launch before the first FC.
+  const std::vector<StageTime> stages = net.last_stage_times();
+  INFO(stage_list(stages));
+  const std::string gemm = variant == Variant::Local ? "xnor_gemm_fused" : "xnor_gemm_bits";
+  for (const std::string& kernel :
+       {"0:convolution binary_convolution+threshold " + gemm,
+        std::string("3:convolution binary_convolution+threshold channel_pack_words"),
+        "3:convolution binary_convolution+threshold " + gemm}) {
+    INFO(kernel);
+    REQUIRE(has_stage(stages, kernel));
+  }
+  for (const StageTime& s : stages) {
+    INFO(s.kernel);
+    REQUIRE(s.kernel.find("unpack_bits") == std::string::npos);
+    REQUIRE(s.kernel.find("1:threshold") == std::string::npos);
+    REQUIRE(s.kernel.find("4:threshold") == std::string::npos);
+  }
+  REQUIRE(compare(net.run(v.calibration_input.data()), want.back()).empty());
 }
 
 }  // namespace

@@ -1,13 +1,17 @@
 // Runs xnorcl's kernels (and the canary kernels) under the Oclgrind simulator:
 //
 //   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner cases FIRST COUNT
+//   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner io FIRST COUNT
 //   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner canary-out-of-bounds
 //   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner canary-local-race
 //
 // `cases` runs configurations [FIRST, FIRST + COUNT) of the table below through BinaryConvolution on the
-// forced variant and requires each to be bitwise equal to the host reference; CTest fails the test when
-// Oclgrind reports anything (invalid accesses, data races, uninitialized values, API errors). The canaries
-// run kernels with a known defect; their CTest tests pass only when Oclgrind reports it.
+// forced variant and requires each to be bitwise equal to the host reference; `io` runs the output choices
+// (ScaleBias through xnor_gemm_fused; Packed through xnor_gemm_fused on Local, xnor_gemm_bits on Global and
+// on a Local GEMM whose tile is under 32 channels) and packed input (channel_pack_words, 32- and 64-bit
+// words) on runtimes [FIRST, FIRST + COUNT) of its table; CTest fails the test when Oclgrind reports anything
+// (invalid accesses, data races, uninitialized values, API errors). The canaries run kernels with a known
+// defect; their CTest tests pass only when Oclgrind reports it.
 //
 // The runner asserts that the device is "Oclgrind Simulator" and that Variant::Auto chooses Local there. It
 // flushes its output and leaves with std::_Exit: Oclgrind 21.10 aborts at process exit ("corrupted
@@ -248,6 +252,119 @@ int run_cases(std::size_t first, std::size_t count) {
   return failures == 0 && ran > 0 ? 0 : 1;
 }
 
+// Output choices and packed input (BinaryConvolution::Options) on one runtime configuration each: a layer
+// of C_OUT 33 (two 32-channel words, tail bits) with asymmetric pads and the pad fold (v = 0.5), batch 2.
+struct IoRuntime {
+  Variant variant;
+  int word_bits;              // 0: the architecture's (Oclgrind: 32)
+  std::size_t max_group;      // RuntimeOptions::max_work_group_size; 0: none
+  std::string expect_packed;  // Plan::output of the packed-output layer
+};
+
+std::vector<IoRuntime> io_runtimes() {
+  return {{Variant::Local, 0, 0, "packed (xnor_gemm_fused)"},
+          {Variant::Global, 0, 0, "packed (xnor_gemm_bits)"},
+          {Variant::Local, 64, 0, "packed (xnor_gemm_fused)"},
+          {Variant::Global, 64, 0, "packed (xnor_gemm_bits)"},
+          {Variant::Local, 0, 16, "packed (xnor_gemm_bits)"}};
+}
+
+int run_io(std::size_t first, std::size_t count) {
+  using A = BinaryConvolution::Attributes;
+  using Output = BinaryConvolution::Output;
+  const ConvCase c = make_case(
+      "io C_OUT 33 pads 1,0/0,2 v=0.5 N=2", 51, {2, 37, 6, 5}, {33, 37, 3, 3},
+      [](A& a) {
+        a.pads_begin = {1, 0};
+        a.pads_end = {0, 2};
+        a.pad_value = 0.5f;
+      },
+      false, InputKind::Floats, BitOrder::LsbFirst, true);
+  const std::vector<float> y = c.reference();
+  const ConvGeometry g = BinaryConvolution::validate(c.attributes, c.input, c.filter);
+  std::vector<float> scale(33), bias(33);
+  Rng rng(52);
+  for (std::size_t o = 0; o < scale.size(); ++o) {
+    scale[o] = o % 5 == 0 ? 0.0f : (rng.unit() * 4.0f - 2.0f);
+    bias[o] = static_cast<float>(rng.uniform(-6, 6));
+  }
+  std::vector<Threshold> rules = fold_batch_norm(scale, bias);
+  for (std::size_t o = 0; o < rules.size(); o += 3) {
+    rules[o] = {y[(o * 9 + 4) % y.size()], o % 2 ? ThresholdMode::Less : ThresholdMode::Greater};
+  }
+  const std::vector<float> want_sb = reference_scale_bias(y.data(), g.output, scale, bias);
+  const std::vector<std::uint32_t> want_bits = pack_activations(y.data(), g.output, rules);
+  const std::vector<std::uint32_t> x_words =
+      pack_activations(c.x_f32.data(), c.input, greater_than(c.attributes.input_thresholds));
+  A packed_attributes = c.attributes;
+  packed_attributes.input_thresholds.clear();
+
+  const std::vector<IoRuntime> table = io_runtimes();
+  std::vector<std::unique_ptr<Runtime>> runtimes;  // kept alive: see run_cases
+  std::vector<std::unique_ptr<BinaryConvolution>> keep_alive;
+  int failures = 0, ran = 0;
+  for (std::size_t i = first; i < table.size() && i < first + count; ++i) {
+    const IoRuntime& r = table[i];
+    RuntimeOptions o;
+    o.cache_dir = "off";
+    o.variant = r.variant;
+    if (r.word_bits) o.word_bits = r.word_bits;
+    if (r.max_group) o.max_work_group_size = r.max_group;
+    runtimes.push_back(std::make_unique<Runtime>(Runtime::create(o)));
+    Runtime& rt = *runtimes.back();
+    if (device_name(rt) != "Oclgrind Simulator") {
+      std::cerr << "FAILED: the device is '" << device_name(rt) << "', not 'Oclgrind Simulator'\n";
+      return 1;
+    }
+    std::cout << "[io " << i << "] " << to_string(r.variant) << ", word_bits " << r.word_bits
+              << ", work-group cap " << r.max_group << ": " << describe(c) << "\n";
+    auto make = [&](const A& a, bool packed_in, const Output& out) -> BinaryConvolution& {
+      BinaryConvolution::Options options;
+      options.input_packed = packed_in;
+      options.output = out;
+      keep_alive.push_back(std::make_unique<BinaryConvolution>(rt, a, c.input, c.make_filter(), options));
+      std::cout << "    plan: " << keep_alive.back()->plan().to_string() << "\n";
+      return *keep_alive.back();
+    };
+    auto ran_kernel = [](const BinaryConvolution& conv, const std::string& name) {
+      for (const auto& s : conv.last_stage_times())
+        if (s.kernel == name) return true;
+      return false;
+    };
+    auto report = [&](const std::string& what, bool ok) {
+      ++ran;
+      if (!ok) ++failures;
+      std::cout << "    " << what << (ok ? ": bitwise equal to the reference\n" : ": FAILED\n");
+    };
+    {
+      BinaryConvolution& conv = make(c.attributes, false, Output::scale_and_bias(scale, bias));
+      const std::vector<float> got = conv.run(c.x_f32.data());
+      const std::string d = bitwise_difference(got, want_sb, g.output);
+      if (!d.empty()) std::cout << "    " << d << "\n";
+      report("scale_bias",
+             d.empty() && ran_kernel(conv, "xnor_gemm_fused") && conv.plan().variant == r.variant);
+    }
+    {
+      BinaryConvolution& conv = make(c.attributes, false, Output::packed(rules));
+      const std::vector<std::uint32_t> got = conv.run_packed(c.x_f32.data());
+      report("packed output", got == want_bits && conv.plan().output == r.expect_packed);
+    }
+    {
+      BinaryConvolution& conv = make(packed_attributes, true, Output::float32());
+      const std::vector<float> got = conv.run(x_words.data());
+      const std::string d = bitwise_difference(got, y, g.output);
+      if (!d.empty()) std::cout << "    " << d << "\n";
+      report("packed input", d.empty() && ran_kernel(conv, "channel_pack_words"));
+    }
+    {
+      BinaryConvolution& conv = make(packed_attributes, true, Output::packed(rules));
+      report("packed input, packed output", conv.run_packed(x_words.data()) == want_bits);
+    }
+  }
+  std::cout << ran << " io checks, " << failures << " failed\n";
+  return failures == 0 && ran > 0 ? 0 : 1;
+}
+
 int run_canary(const std::string& which) {
   std::ifstream file(XNORCL_CANARY_SOURCE);
   std::stringstream source;
@@ -296,6 +413,10 @@ int main(int argc, char** argv) {
       const std::size_t first = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
       const std::size_t count = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1000;
       status = run_cases(first, count);
+    } else if (mode == "io") {
+      const std::size_t first = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
+      const std::size_t count = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1000;
+      status = run_io(first, count);
     } else if (mode.rfind("canary-", 0) == 0) {
       status = run_canary(mode);
     } else if (mode == "count") {
@@ -303,7 +424,7 @@ int main(int argc, char** argv) {
       status = 0;
     } else {
       std::cerr << "usage: " << argv[0]
-                << " cases [FIRST COUNT] | canary-out-of-bounds | canary-local-race\n";
+                << " cases [FIRST COUNT] | io [FIRST COUNT] | canary-out-of-bounds | canary-local-race\n";
     }
   } catch (const std::exception& e) {
     std::cerr << "FAILED: " << e.what() << "\n";
