@@ -766,6 +766,7 @@ std::vector<Out> BinaryConvolution::Impl::run(const T* x) {
           }
         },
         "BinaryConvolution::run");
+    state->after_first_host_run();  // the program cache, on drivers that add code at first launch
   } catch (...) {
     // The non-blocking upload may still read the caller's x: let everything finish before returning.
     try {

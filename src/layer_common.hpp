@@ -126,6 +126,7 @@ std::vector<Out> run_on_device(const RuntimeState& s, const In* in, std::size_t 
         s.queue.enqueueReadBuffer(output, CL_TRUE, 0, out_count * sizeof(Out), out.data(), &done);
       },
       what);
+  s.after_first_host_run();  // the program cache, on drivers that add code at first launch
   return out;
 }
 

@@ -464,6 +464,7 @@ Activation Network::run(const float* x) {
         out = read_activation(state->queue, output, m.stages.back().out, &done);
       },
       "Network::run");
+  state->after_first_host_run();  // the program cache, on drivers that add code at first launch
   return out;
 }
 

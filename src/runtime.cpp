@@ -1,10 +1,12 @@
 #include "xnorcl/runtime.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <iterator>
+#include <mutex>
 #include <sstream>
 
 #include "cl_call.hpp"
@@ -19,6 +21,11 @@ namespace {
 
 using detail::cl_call;
 using detail::RuntimeState;
+
+// Set by an atexit handler registered with the first deferred store: a Runtime destroyed after it (a static
+// one) must not query binaries any more (PoCL then compiles with an LLVM whose statics may be gone).
+std::atomic<bool> process_exiting{false};
+std::once_flag exit_handler_once;
 
 std::optional<std::string> env(const char* name) {
   const char* v = std::getenv(name);
@@ -254,6 +261,7 @@ std::optional<std::vector<unsigned char>> program_binary(const RuntimeState& s, 
 void store_in_cache(RuntimeState& s, const BuiltProgram& built) {
   if (built.cache_key.empty() || built.from_cache) return;
   if (s.profile.binary_grows_at_first_launch) {
+    std::call_once(exit_handler_once, [] { std::atexit([] { process_exiting.store(true); }); });
     s.deferred_stores.push_back({built.program, built.cache_key});
     return;
   }
@@ -383,16 +391,25 @@ const RuntimeState& held(const std::shared_ptr<RuntimeState>& state) {
 
 namespace detail {
 
-RuntimeState::~RuntimeState() {
-  if (deferred_stores.empty()) return;
+void RuntimeState::store_deferred() const noexcept {
   try {
-    queue.finish();
+    const std::lock_guard<std::mutex> lock(deferred_mutex);
     for (const DeferredStore& d : deferred_stores) {
       if (const auto binary = program_binary(*this, d.program())) cache.store(d.key, *binary);
     }
+    deferred_stores.clear();
   } catch (...) {
-    // The cache is an optimisation: nothing may escape a destructor.
+    // The cache is an optimisation: a failure here must not fail a finished run or escape a destructor.
   }
+}
+
+RuntimeState::~RuntimeState() {
+  if (deferred_stores.empty() || process_exiting.load()) return;
+  try {
+    queue.finish();
+  } catch (...) {
+  }
+  store_deferred();
 }
 
 }  // namespace detail

@@ -1,7 +1,9 @@
 // What a Runtime and its copies share.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -16,7 +18,7 @@ struct RuntimeState {
   RuntimeState() = default;
   RuntimeState(const RuntimeState&) = delete;
   RuntimeState& operator=(const RuntimeState&) = delete;
-  ~RuntimeState();  // stores deferred_stores, after the queue has finished
+  ~RuntimeState();  // store_deferred(), after the queue has finished, unless the process is exiting
 
   cl::Context context;
   cl::Device device;
@@ -44,14 +46,21 @@ struct RuntimeState {
   std::size_t fc_work_group = 1;
 
   // Programs built from source on a device whose binaries grow at first launch
-  // (DeviceProfile::binary_grows_at_first_launch): the driver serialises a program's binary once, at the
-  // first query, so these are stored only when the last Runtime copy goes, with the final code of every
-  // kernel launched until then. A process that never destroys its Runtime stores nothing for them.
+  // (DeviceProfile::binary_grows_at_first_launch). Such a driver serialises a program's binary once, at the
+  // first query, so they are stored after the first blocking run (after_first_host_run: the kernels a first
+  // layer or network needs have run by then), else when the last Runtime copy goes, unless the process is
+  // exiting (its drivers may be half torn down by then). Stored once each; failures only log.
   struct DeferredStore {
     cl::Program program;
     std::string key;
   };
-  std::vector<DeferredStore> deferred_stores;
+  void after_first_host_run() const noexcept {
+    if (!first_host_run_done.exchange(true)) store_deferred();
+  }
+  void store_deferred() const noexcept;
+  mutable std::vector<DeferredStore> deferred_stores;  // emptied by store_deferred, under deferred_mutex
+  mutable std::mutex deferred_mutex;
+  mutable std::atomic<bool> first_host_run_done{false};
 };
 
 }  // namespace xnorcl::detail
