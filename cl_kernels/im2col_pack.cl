@@ -152,35 +152,89 @@ inline uint order_key(uint u) {
 DEFINE_IM2COL_PACK(im2col_pack_f32, uint, LOAD_BITS_F32)
 DEFINE_IM2COL_PACK(im2col_pack_u8, uchar, LOAD_BITS_U8)
 
-// Binarizes C_IN channels into channel-packed words: work-item (q, cw) is pixel q of the chunk's input rows
-// (q = (image*iy_count + row)*W + ix) and channel word cw.
-#define DEFINE_CHANNEL_PACK(NAME, TYPE, LOAD_BITS)                                                             \
+// Binarizes C_IN channels into channel-packed words: work-item (g, cw) is run g of PACK_RUN consecutive pixels
+// of one image's chunk rows (pixels r = (iy - iy_first)*W + ix in [run*PACK_RUN, run*PACK_RUN + PACK_RUN), rows
+// are contiguous in the plane; g = image*runs_per_image + run) and channel word cw. A full run reads each
+// channel's PACK_RUN floats with one vload and keys them with vector operations (the same order key as
+// order_key(), lane by lane), so the CPU's vector units do the work without relying on a vectoriser; the run
+// that ends an image's rows is done pixel by pixel (no read past the rows).
+#define PACK_RUN 16
+// Order keys of 16 bit patterns compared with t: exactly order_key(u) > t lane by lane (-1 true, 0 false).
+inline int16 key_greater16(const uint16 u, const uint t) {
+  const uint16 magnitude = u & (uint16)0x7fffffffu;
+  const uint16 negative = as_uint16(as_int16(u) >> 31);
+  uint16 key = u ^ (negative | (uint16)0x80000000u); /* ~u where the sign is set, else u | sign */
+  key = select(key, (uint16)0x80000000u, magnitude == (uint16)0u); /* -0 == +0 */
+  return (key > (uint16)t) & (magnitude <= (uint16)0x7f800000u); /* NaN: false */
+}
+#define VLOAD_BITS_F32(ptr, index) vload16(0, (ptr) + (index))
+#define VLOAD_BITS_U8(ptr, index) as_uint16(convert_float16(vload16(0, (ptr) + (index))))
+#define DEFINE_CHANNEL_PACK(NAME, TYPE, LOAD_BITS, VLOAD_BITS)                                                 \
   __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
       __global const TYPE* restrict x, __global word_t* restrict packed,                                     \
       __global const uint* restrict thr_keys, const int C_IN, const int H, const int W, const int Cw,        \
-      const int n0, const int iy_first, const int iy_count, const int pixels) {                              \
-    const int q = (int)get_global_id(0);                                                                      \
+      const int n0, const int iy_first, const int iy_count, const int runs_per_image, const int runs) {      \
+    const int g = (int)get_global_id(0);                                                                      \
     const int cw = (int)get_global_id(1);                                                                     \
-    if (q >= pixels) return;                                                                                  \
+    if (g >= runs) return;                                                                                    \
+    const int image = g / runs_per_image;                                                                     \
+    const int r0 = (g - image * runs_per_image) * PACK_RUN;                                                   \
     const int per_image = iy_count * W;                                                                       \
-    const int image = q / per_image;                                                                          \
-    const int r = q - image * per_image; /* (iy - iy_first)*W + ix: rows are contiguous in the plane */       \
+    const int n_pixels = min(PACK_RUN, per_image - r0);                                                       \
     const ulong plane = (ulong)H * (ulong)W;                                                                  \
     const int c0 = cw * WORD_BITS;                                                                            \
-    ulong index = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W +    \
-                  (ulong)r;                                                                                   \
+    const ulong first = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W + \
+                        (ulong)r0;                                                                            \
     const int count = min(WORD_BITS, C_IN - c0);                                                              \
-    word_t word = 0;                                                                                          \
-    for (int j = 0; j < count; ++j) {                                                                         \
-      const uint u = LOAD_BITS(x, index);                                                                     \
-      word |= (word_t)(order_key(u) > thr_keys[c0 + j] ? 1u : 0u) << j;                                       \
-      index += plane;                                                                                         \
+    __global word_t* out = packed + ((ulong)image * (ulong)per_image + (ulong)r0) * (ulong)Cw + (ulong)cw;    \
+    if (n_pixels == PACK_RUN) {                                                                               \
+      /* Bits 0..31 of the 16 words in lo, bits 32..63 in hi. */                                             \
+      uint16 lo = (uint16)0u;                                                                                 \
+      uint16 hi = (uint16)0u;                                                                                 \
+      ulong index = first;                                                                                    \
+      const int count_lo = min(count, 32);                                                                    \
+      for (int j = 0; j < count_lo; ++j) {                                                                    \
+        lo |= as_uint16(key_greater16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << j);           \
+        index += plane;                                                                                       \
+      }                                                                                                       \
+      for (int j = 32; j < count; ++j) {                                                                      \
+        hi |= as_uint16(key_greater16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << (j - 32));    \
+        index += plane;                                                                                       \
+      }                                                                                                       \
+      STORE_RUN(out, lo, hi, Cw);                                                                             \
+    } else {                                                                                                  \
+      for (int i = 0; i < n_pixels; ++i) {                                                                    \
+        ulong index = first + (ulong)i;                                                                       \
+        word_t word = 0;                                                                                      \
+        for (int j = 0; j < count; ++j) {                                                                     \
+          const uint u = LOAD_BITS(x, index);                                                                 \
+          word |= (word_t)(order_key(u) > thr_keys[c0 + j] ? 1u : 0u) << j;                                   \
+          index += plane;                                                                                     \
+        }                                                                                                     \
+        out[(ulong)i * (ulong)Cw] = word;                                                                     \
+      }                                                                                                       \
     }                                                                                                         \
-    packed[(ulong)q * (ulong)Cw + (ulong)cw] = word;                                                          \
   }
 
-DEFINE_CHANNEL_PACK(channel_pack_f32, uint, LOAD_BITS_F32)
-DEFINE_CHANNEL_PACK(channel_pack_u8, uchar, LOAD_BITS_U8)
+#if WORD_BITS == 64
+#define RUN_WORDS(lo, hi) (convert_ulong16(lo) | (convert_ulong16(hi) << (ulong16)32))
+#else
+#define RUN_WORDS(lo, hi) (lo)
+#endif
+// Stores the run's PACK_RUN words at out[i*Cw]: one vector store where they are contiguous.
+#define STORE_RUN(out, lo, hi, Cw)                                                                             \
+  do {                                                                                                        \
+    if ((Cw) == 1) {                                                                                          \
+      vstore16(RUN_WORDS(lo, hi), 0, (out));                                                                  \
+    } else {                                                                                                  \
+      word_t words[PACK_RUN];                                                                                 \
+      vstore16(RUN_WORDS(lo, hi), 0, words);                                                                  \
+      for (int i = 0; i < PACK_RUN; ++i) (out)[(ulong)i * (ulong)(Cw)] = words[i];                            \
+    }                                                                                                         \
+  } while (0)
+
+DEFINE_CHANNEL_PACK(channel_pack_f32, uint, LOAD_BITS_F32, VLOAD_BITS_F32)
+DEFINE_CHANNEL_PACK(channel_pack_u8, uchar, LOAD_BITS_U8, VLOAD_BITS_U8)
 
 // im2col of channel-packed words: work-item (p, ky) writes words (ky*KW + kx)*Cw + cw, kx in [0, KW), of
 // patch p (one row of taps: the position is decoded once per KW taps).

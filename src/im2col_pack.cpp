@@ -16,6 +16,13 @@ Im2colPackLauncher::Im2colPackLauncher(const RuntimeState& state) : work_group_(
   rows_ = make_kernel(state.im2col_pack, rows_kernel_name(), state.device, work_group_);
 }
 
+// channel_pack_*'s work-items along dimension 0: runs of kChannelPackRun consecutive pixels of one image's
+// chunk rows (the last run of an image may be shorter).
+std::int64_t Im2colPackLauncher::channel_pack_runs(const LayerDims& d, const Chunk& c) {
+  const std::int64_t per_image = std::int64_t(c.iy_count) * d.W;
+  return std::int64_t(c.n_count) * ((per_image + kChannelPackRun - 1) / kChannelPackRun);
+}
+
 const char* Im2colPackLauncher::kernel_name(bool uint8_input, bool channel_packed) {
   if (channel_packed) return uint8_input ? "channel_pack_u8" : "channel_pack_f32";
   return uint8_input ? "im2col_pack_u8" : "im2col_pack_f32";
@@ -44,8 +51,7 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
     return out;
   }
   l.kernel = kernel_name(uint8_input, true);
-  const std::int64_t pixels = std::int64_t(c.n_count) * c.iy_count * d.W;
-  l.global = {static_cast<std::size_t>(round_up(pixels, wg)), static_cast<std::size_t>(d.Cw)};
+  l.global = {static_cast<std::size_t>(round_up(channel_pack_runs(d, c), wg)), static_cast<std::size_t>(d.Cw)};
   out.push_back(l);
   l.kernel = words_kernel_name();
   l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), static_cast<std::size_t>(d.KH)};
@@ -121,8 +127,8 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, bool uint8_
         k.setArg(i++, input);
         k.setArg(i++, packed);
         k.setArg(i++, threshold_keys);
-        const int pixels = c.n_count * c.iy_count * d.W;
-        for (int v : {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, pixels}) {
+        const auto runs = static_cast<int>(channel_pack_runs(d, c));
+        for (int v : {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, runs / c.n_count, runs}) {
           k.setArg(i++, static_cast<cl_int>(v));
         }
         return run(k, ls[0], wait);

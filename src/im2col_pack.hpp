@@ -3,6 +3,7 @@
 // one launch of im2col_pack_*; channel-packed: channel_pack_* then im2col_pack_words).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,9 @@ class Im2colPackLauncher {
     return uint8_input ? "row_pack_u8" : "row_pack_f32";
   }
   static const char* rows_kernel_name() { return "im2col_pack_rows"; }
+  // Pixels per channel_pack_* work-item (PACK_RUN in cl_kernels/im2col_pack.cl).
+  static constexpr int kChannelPackRun = 16;
+  static std::int64_t channel_pack_runs(const LayerDims& d, const Chunk& c);
   std::vector<Plan::Launch> launches(const LayerDims& d, const Chunk& c, bool uint8_input = false) const;
   // Packs the chunk's patches (channel-packed layouts go through `packed`, [n_count][iy_count][W][Cw] words,
   // bit-row layouts through `packed` as [n_count][C_IN][iy_count][Rw] words);
