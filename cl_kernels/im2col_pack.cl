@@ -313,31 +313,23 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
 DEFINE_ROW_PACK(row_pack_f32, uint, LOAD_BITS_F32)
 DEFINE_ROW_PACK(row_pack_u8, uchar, LOAD_BITS_U8)
 
-// Dense patches from bit rows (dilation_x == 1, KW <= B): work-item p writes the Kw words of patch p. The
-// patch's K bits are C_IN*KH runs of KW bits, one per (c, ky), each cut out of row (c, iy0 + ky*dilation_y)
-// at the same start ix0 = ox*stride_x - pad_left, and streamed into the words in order. The word boundaries
-// (where `fill` passes B) depend only on K's layout, so every work-item takes the same branches.
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_rows(
-    __global const word_t* restrict rows_in, __global word_t* restrict patches, const int C_IN, const int H,
-    const int KH, const int KW, const int stride_y, const int stride_x, const int dilation_y,
-    const int pad_top, const int pad_left, const int OW, const int Kw, const int oy0, const int rows,
-    const int iy_first, const int iy_count, const int Rw, const int P, const int P_pad, const uint pad_bit) {
-  const int p = (int)get_global_id(0);
-  if (p >= P_pad) return;
-  __global word_t* out = patches + p;
-  if (p >= P) {
-    for (int w = 0; w < Kw; ++w) out[(ulong)w * (ulong)P_pad] = 0;
-    return;
-  }
-  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
-  // uninitialized-value checker cannot execute).
-  const int per_image = rows * OW;
-  const int image = p / per_image;
-  const int r = p - image * per_image;
-  const int row = r / OW;
-  const int ox = r - row * OW;
-  const int iy0 = (oy0 + row) * stride_y - pad_top;
-  const int xs = ox * stride_x - pad_left;
+// Dense patches from bit rows (dilation_x == 1, KW <= B). The patch's K bits are C_IN*KH runs of KW bits, one
+// per (c, ky), each cut out of row (c, iy0 + ky*dilation_y) at the same start ix0 = ox*stride_x - pad_left,
+// and streamed into the words in order. The word boundaries (where `fill` passes B) depend only on K's
+// layout, so every patch takes the same branches.
+//
+// Work-item g < runs is run g of ROWS_RUN consecutive output columns of one output row (g = line*runs_per_row
+// + run, line = image*rows + row, columns [run*ROWS_RUN, run*ROWS_RUN + ROWS_RUN) clipped to OW): with stride_x
+// 1 a whole run is built as ROWS_RUN lanes of vector words (the runs of consecutive columns start at
+// consecutive bits, so every lane cuts its bits out of the same three row words) and stored with one vector
+// store per word; otherwise patch by patch. Work-item g == runs writes the zero columns [P, P_pad).
+
+// The Kw words of patch p (output column ox of output row `row` of chunk image `image`), one at a time.
+inline void pack_patch_rows(__global const word_t* restrict rows_in, __global word_t* restrict out,
+                            const int C_IN, const int H, const int KH, const int KW, const int dilation_y,
+                            const int iy0, const int xs, const int pad_left, const int image,
+                            const int iy_first, const int iy_count, const int Rw, const int P_pad,
+                            const uint pad_bit) {
   // The run of every row starts at bit s of row word wi (wi = floor(xs / B), computed without shifting a
   // negative value: xs >= -pad_left > -bias). Row words outside [0, Rw) read as the pad word.
   const int bias = ((pad_left >> LOG2_WORD_BITS) + 1) << LOG2_WORD_BITS;
@@ -382,4 +374,97 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_r
     plane_base += plane_step;
   }
   if (fill > 0) out[out_offset] = acc;
+}
+
+#define ROWS_RUN 16
+#if WORD_BITS == 64
+typedef ulong16 word16_t;
+typedef long16 mask16_t;
+#else
+typedef uint16 word16_t;
+typedef int16 mask16_t;
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_rows(
+    __global const word_t* restrict rows_in, __global word_t* restrict patches, const int C_IN, const int H,
+    const int KH, const int KW, const int stride_y, const int stride_x, const int dilation_y,
+    const int pad_top, const int pad_left, const int OW, const int Kw, const int oy0, const int rows,
+    const int iy_first, const int iy_count, const int Rw, const int P, const int P_pad, const uint pad_bit,
+    const int runs_per_row, const int runs) {
+  const int g = (int)get_global_id(0);
+  if (g > runs) return;
+  if (g == runs) {
+    for (int w = 0; w < Kw; ++w) {
+      __global word_t* out = patches + (ulong)w * (ulong)P_pad;
+      for (int p = P; p < P_pad; ++p) out[p] = 0;
+    }
+    return;
+  }
+  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
+  // uninitialized-value checker cannot execute).
+  const int line = g / runs_per_row;
+  const int ox0 = (g - line * runs_per_row) * ROWS_RUN;
+  const int image = line / rows;
+  const int row = line - image * rows;
+  const int n_columns = min(ROWS_RUN, OW - ox0);
+  const int iy0 = (oy0 + row) * stride_y - pad_top;
+  __global word_t* out = patches + (ulong)line * (ulong)OW + (ulong)ox0;
+  if (n_columns < ROWS_RUN || stride_x != 1) {
+    for (int i = 0; i < n_columns; ++i) {
+      pack_patch_rows(rows_in, out + i, C_IN, H, KH, KW, dilation_y, iy0, (ox0 + i) * stride_x - pad_left,
+                      pad_left, image, iy_first, iy_count, Rw, P_pad, pad_bit);
+    }
+    return;
+  }
+  // Lane i is column ox0 + i: its run starts at bit s0 + i of row word wi (s0 + i < 2B), so at bit
+  // (s0 + i) mod B of word wi + 1 where s0 + i >= B; every lane reads within words wi .. wi + 2.
+  const int xs = ox0 - pad_left;
+  const int bias = ((pad_left >> LOG2_WORD_BITS) + 1) << LOG2_WORD_BITS;
+  const int wi = ((xs + bias) >> LOG2_WORD_BITS) - (bias >> LOG2_WORD_BITS);
+  const word16_t lane_start = (word16_t)(xs & (WORD_BITS - 1)) +
+                              (word16_t)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const mask16_t upper = lane_start >= (word16_t)WORD_BITS;
+  const word16_t lane_s = lane_start & (word16_t)(WORD_BITS - 1);
+  const word16_t lane_hi_shift = (word16_t)(WORD_BITS - 1) - lane_s;
+  const bool in0 = wi >= 0 && wi < Rw;
+  const bool in1 = wi + 1 >= 0 && wi + 1 < Rw;
+  const bool in2 = wi + 2 >= 0 && wi + 2 < Rw;
+  const word_t pad_word = pad_bit ? ~(word_t)0 : (word_t)0;
+  const word16_t run_mask = (word16_t)(~(word_t)0 >> (WORD_BITS - KW));
+  const ulong row_step = (ulong)dilation_y * (ulong)Rw;
+  ulong plane_base = (ulong)image * (ulong)C_IN * (ulong)iy_count * (ulong)Rw + (ulong)wi;
+  const ulong plane_step = (ulong)iy_count * (ulong)Rw;
+  word16_t acc = (word16_t)0;
+  int fill = 0;
+  ulong out_offset = 0;
+  for (int c = 0; c < C_IN; ++c) {
+    int iy = iy0;
+    // Where iy < iy_first the row is pad (iy < 0) and `index` is not used.
+    ulong index = plane_base + (ulong)(long)(iy - iy_first) * (ulong)Rw;
+    for (int ky = 0; ky < KH; ++ky) {
+      word16_t bits = (word16_t)pad_word;
+      if (iy >= 0 && iy < H) {
+        const word_t w0 = in0 ? rows_in[index] : pad_word;
+        const word_t w1 = in1 ? rows_in[index + 1] : pad_word;
+        const word_t w2 = in2 ? rows_in[index + 2] : pad_word;
+        const word16_t lo = select((word16_t)w0, (word16_t)w1, upper);
+        const word16_t hi = select((word16_t)w1, (word16_t)w2, upper);
+        // Funnel shift per lane, as in pack_patch_rows.
+        bits = (lo >> lane_s) | ((hi << (word16_t)1) << lane_hi_shift);
+      }
+      bits &= run_mask;
+      acc |= bits << (word16_t)fill;
+      fill += KW;
+      if (fill >= WORD_BITS) {
+        vstore16(acc, 0, out + out_offset);
+        out_offset += (ulong)P_pad;
+        fill -= WORD_BITS;
+        acc = (bits >> (word16_t)1) >> (word16_t)(KW - 1 - fill);
+      }
+      iy += dilation_y;
+      index += row_step;
+    }
+    plane_base += plane_step;
+  }
+  if (fill > 0) vstore16(acc, 0, out + out_offset);
 }

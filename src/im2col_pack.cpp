@@ -23,6 +23,12 @@ std::int64_t Im2colPackLauncher::channel_pack_runs(const LayerDims& d, const Chu
   return std::int64_t(c.n_count) * ((per_image + kChannelPackRun - 1) / kChannelPackRun);
 }
 
+// im2col_pack_rows's runs: kRowsPackRun consecutive output columns of one output row (the last run of a
+// row may be shorter).
+std::int64_t Im2colPackLauncher::rows_pack_runs(const LayerDims& d, const Chunk& c) {
+  return std::int64_t(c.n_count) * c.rows * ((d.OW + kRowsPackRun - 1) / kRowsPackRun);
+}
+
 const char* Im2colPackLauncher::kernel_name(bool uint8_input, bool channel_packed) {
   if (channel_packed) return uint8_input ? "channel_pack_u8" : "channel_pack_f32";
   return uint8_input ? "im2col_pack_u8" : "im2col_pack_f32";
@@ -40,7 +46,8 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
                 static_cast<std::size_t>(std::int64_t(c.n_count) * d.C_IN)};
     out.push_back(l);
     l.kernel = rows_kernel_name();
-    l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), 1};
+    // One more work-item than runs: it writes the zero columns [P, P_pad).
+    l.global = {static_cast<std::size_t>(round_up(rows_pack_runs(d, c) + 1, wg)), 1};
     out.push_back(l);
     return out;
   }
@@ -51,7 +58,8 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
     return out;
   }
   l.kernel = kernel_name(uint8_input, true);
-  l.global = {static_cast<std::size_t>(round_up(channel_pack_runs(d, c), wg)), static_cast<std::size_t>(d.Cw)};
+  l.global = {static_cast<std::size_t>(round_up(channel_pack_runs(d, c), wg)),
+              static_cast<std::size_t>(d.Cw)};
   out.push_back(l);
   l.kernel = words_kernel_name();
   l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), static_cast<std::size_t>(d.KH)};
@@ -99,6 +107,9 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, bool uint8_
             rows_.setArg(i++, static_cast<cl_int>(v));
           }
           rows_.setArg(i++, pad_bit);
+          const std::int64_t runs = rows_pack_runs(d, c);
+          rows_.setArg(i++, static_cast<cl_int>(runs / (std::int64_t(c.n_count) * c.rows)));
+          rows_.setArg(i++, static_cast<cl_int>(runs));
           return run(rows_, ls[1], &after);
         },
         std::string("enqueueing ") + ls[1].kernel);

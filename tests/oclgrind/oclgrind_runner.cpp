@@ -156,19 +156,19 @@ std::vector<OclgrindCase> cases() {
   // Packing runs: channel_pack_* in runs of 16 pixels with one channel word per pixel (whole runs stored as
   // one vector, then a shorter last run per image), and im2col_pack_rows in runs of 16 output columns (whole
   // runs, a shorter last run per row, and the columns past P).
-  t.push_back({Variant::Global, 0,
-               make_case("channel runs Cw=1 v=0", 31, {1, 20, 5, 7}, {5, 20, 3, 3},
-                         explicit_pads({1, 1}, {1, 1}, 0.0f), false, InputKind::Floats, BitOrder::MsbFirst,
-                         true)});
+  t.push_back(
+      {Variant::Global, 0,
+       make_case("channel runs Cw=1 v=0", 31, {1, 20, 5, 7}, {5, 20, 3, 3},
+                 explicit_pads({1, 1}, {1, 1}, 0.0f), false, InputKind::Floats, BitOrder::MsbFirst, true)});
   t.push_back({Variant::Global, 0,
                make_case("64-bit words channel runs Cw=1 v=0.5 N=2", 32, {2, 40, 4, 9}, {6, 40, 3, 3},
                          explicit_pads({1, 1}, {1, 1}, 0.5f), true, InputKind::SmallInteger,
                          BitOrder::MsbFirst, true),
                64});
-  t.push_back({Variant::Local, 0,
-               make_case("row runs 3ch 5x5 v=0 N=2", 33, {2, 3, 5, 37}, {4, 3, 5, 5},
-                         explicit_pads({2, 2}, {2, 2}, 0.0f), false, InputKind::Floats, BitOrder::MsbFirst,
-                         true)});
+  t.push_back(
+      {Variant::Local, 0,
+       make_case("row runs 3ch 5x5 v=0 N=2", 33, {2, 3, 5, 37}, {4, 3, 5, 5},
+                 explicit_pads({2, 2}, {2, 2}, 0.0f), false, InputKind::Floats, BitOrder::MsbFirst, true)});
   t.push_back({Variant::Global, 0,
                make_case("64-bit words row runs 2ch 3x4 v=+1", 34, {1, 2, 4, 35}, {3, 2, 3, 4},
                          explicit_pads({1, 3}, {0, 1}, 1.0f), true, InputKind::SmallInteger,
