@@ -72,6 +72,17 @@ typedef ulong word_t;
 typedef uint word_t;
 #define LOG2_WORD_BITS 5
 #endif
+// 16 words, one per lane of a run of 16 pixels or output columns, and the select() mask of their type.
+#if WORD_BITS == 64
+typedef ulong16 word16_t;
+typedef long16 mask16_t;
+#define MASK16(int16_mask) convert_long16(int16_mask)
+#else
+typedef uint16 word16_t;
+typedef int16 mask16_t;
+#define MASK16(int16_mask) (int16_mask)
+#endif
+#define LANES16 (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 
 // Order key of a float's bit pattern: unsigned order of keys == IEEE order of the values (with -0 == +0).
 // NaN maps to 0, below every non-NaN key (the smallest is key(-inf) = 0x007fffff), so "NaN > t" is false.
@@ -236,47 +247,87 @@ inline int16 key_greater16(const uint16 u, const uint t) {
 DEFINE_CHANNEL_PACK(channel_pack_f32, uint, LOAD_BITS_F32, VLOAD_BITS_F32)
 DEFINE_CHANNEL_PACK(channel_pack_u8, uchar, LOAD_BITS_U8, VLOAD_BITS_U8)
 
-// im2col of channel-packed words: work-item (p, ky) writes words (ky*KW + kx)*Cw + cw, kx in [0, KW), of
-// patch p (one row of taps: the position is decoded once per KW taps).
+// im2col of channel-packed words: work-item (g, ky) writes words (ky*KW + kx)*Cw + cw, kx in [0, KW), of
+// the patches of run g (one row of taps). Work-item g < runs is run g of WORDS_RUN consecutive output columns
+// of one output row (g = line*runs_per_row + run, line = image*rows + row, columns [run*WORDS_RUN,
+// run*WORDS_RUN + WORDS_RUN) clipped to OW); with stride_x 1 a whole run's taps are consecutive input pixels,
+// so each of its words is one vector of 16 lanes (one vector load where Cw is 1 and the taps lie inside the
+// row, lanes outside the input take the pad word) and one vector store; otherwise patch by patch.
+// Work-item g == runs writes the zero columns [P, P_pad) of its row of taps.
+#define WORDS_RUN 16
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_words(
     __global const word_t* restrict packed, __global word_t* restrict patches, const int C_IN, const int H,
     const int W, const int KW, const int stride_y, const int stride_x, const int dilation_y,
     const int dilation_x, const int pad_top, const int pad_left, const int OW, const int Cw, const int oy0,
-    const int rows, const int iy_first, const int iy_count, const int P, const int P_pad, const uint pad_bit) {
-  const int p = (int)get_global_id(0);
+    const int rows, const int iy_first, const int iy_count, const int P, const int P_pad, const uint pad_bit,
+    const int runs_per_row, const int runs) {
+  const int g = (int)get_global_id(0);
   const int ky = (int)get_global_id(1);
-  if (p >= P_pad) return;
+  if (g > runs) return;
   const ulong tap_words = (ulong)Cw * (ulong)P_pad;
-  __global word_t* out = patches + (ulong)ky * (ulong)KW * tap_words + (ulong)p;
-  if (p >= P) {
-    for (int w = 0; w < KW * Cw; ++w) out[(ulong)w * (ulong)P_pad] = 0;
+  __global word_t* out = patches + (ulong)ky * (ulong)KW * tap_words;
+  if (g == runs) {
+    for (int w = 0; w < KW * Cw; ++w) {
+      for (int p = P; p < P_pad; ++p) out[(ulong)w * (ulong)P_pad + (ulong)p] = 0;
+    }
     return;
   }
   // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
   // uninitialized-value checker cannot execute).
-  const int per_image = rows * OW;
-  const int image = p / per_image;
-  const int r = p - image * per_image;
-  const int row = r / OW;
-  const int ox = r - row * OW;
+  const int line = g / runs_per_row;
+  const int ox0 = (g - line * runs_per_row) * WORDS_RUN;
+  const int image = line / rows;
+  const int row = line - image * rows;
+  const int n_columns = min(WORDS_RUN, OW - ox0);
   const int iy = (oy0 + row) * stride_y - pad_top + ky * dilation_y;
   const bool row_in = iy >= 0 && iy < H;
   // Where the row is pad, `src` is never read.
   const int packed_row = row_in ? image * iy_count + (iy - iy_first) : 0;
   __global const word_t* src = packed + (ulong)packed_row * (ulong)W * (ulong)Cw;
   const word_t ones = pad_bit ? ~(word_t)0 : (word_t)0;
-  int ix = ox * stride_x - pad_left;
-  for (int kx = 0; kx < KW; ++kx) {
-    if (row_in && ix >= 0 && ix < W) {
-      __global const word_t* tap_src = src + (ulong)ix * (ulong)Cw;
-      for (int cw = 0; cw < Cw; ++cw) out[(ulong)cw * (ulong)P_pad] = tap_src[cw];
-    } else {
-      for (int cw = 0; cw < Cw; ++cw) {
-        const int count = C_IN - cw * WORD_BITS;
-        out[(ulong)cw * (ulong)P_pad] = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);
+  out += (ulong)line * (ulong)OW + (ulong)ox0;
+  if (n_columns < WORDS_RUN || stride_x != 1) {
+    for (int i = 0; i < n_columns; ++i) {
+      __global word_t* col = out + i;
+      int ix = (ox0 + i) * stride_x - pad_left;
+      for (int kx = 0; kx < KW; ++kx) {
+        if (row_in && ix >= 0 && ix < W) {
+          __global const word_t* tap_src = src + (ulong)ix * (ulong)Cw;
+          for (int cw = 0; cw < Cw; ++cw) col[(ulong)cw * (ulong)P_pad] = tap_src[cw];
+        } else {
+          for (int cw = 0; cw < Cw; ++cw) {
+            const int count = C_IN - cw * WORD_BITS;
+            col[(ulong)cw * (ulong)P_pad] = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);
+          }
+        }
+        col += tap_words;
+        ix += dilation_x;
       }
     }
-    out += tap_words;
+    return;
+  }
+  int ix = ox0 - pad_left;  // lane i's tap is input pixel ix + i
+  for (int kx = 0; kx < KW; ++kx) {
+    const bool inside = row_in && ix >= 0 && ix + (WORDS_RUN - 1) < W;
+    const bool outside = !row_in || ix + (WORDS_RUN - 1) < 0 || ix >= W;
+    const int16 lane_ix = (int16)ix + LANES16;
+    const mask16_t lane_in = MASK16(lane_ix >= (int16)0 & lane_ix < (int16)W);
+    for (int cw = 0; cw < Cw; ++cw) {
+      const int count = C_IN - cw * WORD_BITS;
+      const word_t pad_word = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);
+      word16_t v;
+      if (outside) {
+        v = (word16_t)pad_word;
+      } else if (inside && Cw == 1) {
+        v = vload16(0, src + ix);
+      } else {
+        // Lanes outside the row read its nearest pixel, then take the pad word.
+        word_t taps[WORDS_RUN];
+        for (int i = 0; i < WORDS_RUN; ++i) taps[i] = src[(ulong)clamp(ix + i, 0, W - 1) * (ulong)Cw + (ulong)cw];
+        v = select((word16_t)pad_word, vload16(0, taps), lane_in);
+      }
+      vstore16(v, 0, out + (ulong)(kx * Cw + cw) * (ulong)P_pad);
+    }
     ix += dilation_x;
   }
 }
@@ -377,13 +428,6 @@ inline void pack_patch_rows(__global const word_t* restrict rows_in, __global wo
 }
 
 #define ROWS_RUN 16
-#if WORD_BITS == 64
-typedef ulong16 word16_t;
-typedef long16 mask16_t;
-#else
-typedef uint16 word16_t;
-typedef int16 mask16_t;
-#endif
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_rows(
     __global const word_t* restrict rows_in, __global word_t* restrict patches, const int C_IN, const int H,

@@ -23,10 +23,10 @@ std::int64_t Im2colPackLauncher::channel_pack_runs(const LayerDims& d, const Chu
   return std::int64_t(c.n_count) * ((per_image + kChannelPackRun - 1) / kChannelPackRun);
 }
 
-// im2col_pack_rows's runs: kRowsPackRun consecutive output columns of one output row (the last run of a
-// row may be shorter).
-std::int64_t Im2colPackLauncher::rows_pack_runs(const LayerDims& d, const Chunk& c) {
-  return std::int64_t(c.n_count) * c.rows * ((d.OW + kRowsPackRun - 1) / kRowsPackRun);
+// im2col_pack_rows's and im2col_pack_words's runs: kOutputRun consecutive output columns of one output row
+// (the last run of a row may be shorter).
+std::int64_t Im2colPackLauncher::output_runs(const LayerDims& d, const Chunk& c) {
+  return std::int64_t(c.n_count) * c.rows * ((d.OW + kOutputRun - 1) / kOutputRun);
 }
 
 const char* Im2colPackLauncher::kernel_name(bool uint8_input, bool channel_packed) {
@@ -47,7 +47,7 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
     out.push_back(l);
     l.kernel = rows_kernel_name();
     // One more work-item than runs: it writes the zero columns [P, P_pad).
-    l.global = {static_cast<std::size_t>(round_up(rows_pack_runs(d, c) + 1, wg)), 1};
+    l.global = {static_cast<std::size_t>(round_up(output_runs(d, c) + 1, wg)), 1};
     out.push_back(l);
     return out;
   }
@@ -62,7 +62,8 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
               static_cast<std::size_t>(d.Cw)};
   out.push_back(l);
   l.kernel = words_kernel_name();
-  l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), static_cast<std::size_t>(d.KH)};
+  // One more work-item than runs: it writes the zero columns [P, P_pad).
+  l.global = {static_cast<std::size_t>(round_up(output_runs(d, c) + 1, wg)), static_cast<std::size_t>(d.KH)};
   out.push_back(l);
   return out;
 }
@@ -107,7 +108,7 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, bool uint8_
             rows_.setArg(i++, static_cast<cl_int>(v));
           }
           rows_.setArg(i++, pad_bit);
-          const std::int64_t runs = rows_pack_runs(d, c);
+          const std::int64_t runs = output_runs(d, c);
           rows_.setArg(i++, static_cast<cl_int>(runs / (std::int64_t(c.n_count) * c.rows)));
           rows_.setArg(i++, static_cast<cl_int>(runs));
           return run(rows_, ls[1], &after);
@@ -156,6 +157,9 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, bool uint8_
           words_.setArg(i++, static_cast<cl_int>(v));
         }
         words_.setArg(i++, pad_bit);
+        const std::int64_t runs = output_runs(d, c);
+        words_.setArg(i++, static_cast<cl_int>(runs / (std::int64_t(c.n_count) * c.rows)));
+        words_.setArg(i++, static_cast<cl_int>(runs));
         return run(words_, ls[1], &after);
       },
       std::string("enqueueing ") + ls[1].kernel);

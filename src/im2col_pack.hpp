@@ -31,9 +31,10 @@ class Im2colPackLauncher {
   // Pixels per channel_pack_* work-item (PACK_RUN in cl_kernels/im2col_pack.cl).
   static constexpr int kChannelPackRun = 16;
   static std::int64_t channel_pack_runs(const LayerDims& d, const Chunk& c);
-  // Output columns per im2col_pack_rows work-item (ROWS_RUN in cl_kernels/im2col_pack.cl).
-  static constexpr int kRowsPackRun = 16;
-  static std::int64_t rows_pack_runs(const LayerDims& d, const Chunk& c);
+  // Output columns per im2col_pack_rows and im2col_pack_words work-item (ROWS_RUN and WORDS_RUN in
+  // cl_kernels/im2col_pack.cl).
+  static constexpr int kOutputRun = 16;
+  static std::int64_t output_runs(const LayerDims& d, const Chunk& c);
   std::vector<Plan::Launch> launches(const LayerDims& d, const Chunk& c, bool uint8_input = false) const;
   // Packs the chunk's patches (channel-packed layouts go through `packed`, [n_count][iy_count][W][Cw] words,
   // bit-row layouts through `packed` as [n_count][C_IN][iy_count][Rw] words);

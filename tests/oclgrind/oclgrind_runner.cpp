@@ -153,18 +153,34 @@ std::vector<OclgrindCase> cases() {
                    explicit_pads({1, 1}, {1, 1}, 0.5f), false, InputKind::Floats, BitOrder::MsbFirst, true),
          64});
   }
-  // Packing runs: channel_pack_* in runs of 16 pixels with one channel word per pixel (whole runs stored as
-  // one vector, then a shorter last run per image), and im2col_pack_rows in runs of 16 output columns (whole
-  // runs, a shorter last run per row, and the columns past P).
+  // Packing runs: channel_pack_* in runs of 16 pixels (whole runs, one vector store where Cw is 1, then a
+  // shorter last run per image); im2col_pack_words and im2col_pack_rows in runs of 16 output columns (whole
+  // runs inside the row, across its ends (lanes in the pad), a shorter last run per row, dilation, and the
+  // zero columns past P).
   t.push_back(
       {Variant::Global, 0,
-       make_case("channel runs Cw=1 v=0", 31, {1, 20, 5, 7}, {5, 20, 3, 3},
+       make_case("channel runs Cw=1 v=0", 31, {1, 20, 3, 37}, {5, 20, 3, 3},
                  explicit_pads({1, 1}, {1, 1}, 0.0f), false, InputKind::Floats, BitOrder::MsbFirst, true)});
   t.push_back({Variant::Global, 0,
-               make_case("64-bit words channel runs Cw=1 v=0.5 N=2", 32, {2, 40, 4, 9}, {6, 40, 3, 3},
+               make_case("64-bit words channel runs Cw=1 v=0.5 N=2", 32, {2, 40, 3, 20}, {6, 40, 3, 3},
                          explicit_pads({1, 1}, {1, 1}, 0.5f), true, InputKind::SmallInteger,
                          BitOrder::MsbFirst, true),
                64});
+  t.push_back({Variant::Global, 0,
+               make_case(
+                   "channel runs Cw=2 d2 v=+1", 35, {1, 33, 4, 21}, {4, 33, 2, 3},
+                   [](BinaryConvolution::Attributes& a) {
+                     a.pads_begin = {1, 2};
+                     a.pads_end = {0, 2};
+                     a.dilations = {2, 2};
+                     a.pad_value = 1.0f;
+                   },
+                   false, InputKind::Floats, BitOrder::MsbFirst, true)});
+  t.push_back(
+      {Variant::Local, 0,
+       make_case("64-bit words channel runs Cw=2 v=-1", 36, {1, 70, 2, 18}, {3, 70, 1, 2},
+                 explicit_pads({0, 0}, {0, 0}, -1.0f), false, InputKind::Binary, BitOrder::MsbFirst, false),
+       64});
   t.push_back(
       {Variant::Local, 0,
        make_case("row runs 3ch 5x5 v=0 N=2", 33, {2, 3, 5, 37}, {4, 3, 5, 5},
