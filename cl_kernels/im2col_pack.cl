@@ -18,7 +18,8 @@
 //
 // Two layouts of K, chosen per layer on the host (src/conv_layout.hpp, choose_packing):
 //   Dense (c, ky, kx), used when 2*C_IN < B*ceil(C_IN/B) (few channels: a 3-channel 5x5 first layer has
-//     K = 75 bits in 2-3 words, no channel padding):
+//     K = 75 bits in 2-3 words, no channel padding), or when it needs at most 3/4 of the channel-packed words
+//     and can be built from bit rows (32 channels in 64-bit words: 13 words per 5x5 patch instead of 25):
 //     bit j (LSB = 0) of word w is k = B*w + j in the filter's flat order k = (c*KH + ky)*KW + kx;
 //     Kw = ceil(K/B); bits k >= K are 0 (the host packs the filters the same way, so they xor to 0).
 //     Two ways to build it, same words:
@@ -48,11 +49,14 @@
 // Taps outside the input take the pad bit (1 for pad_value +1, else 0; thresholds never apply to them).
 //
 // NDRanges (local (WG_SIZE, 1)): im2col_pack_*: global (P_pad rounded up to WG_SIZE, Kw), one word per
-// work-item; im2col_pack_rows: global (P_pad rounded up, 1), one patch per work-item; row_pack_*: global
-// (iy_count*Rw rounded up, n_count*C_IN), one row word per work-item; channel_pack_*: global
-// (n_count*iy_count*W rounded up, Cw), one packed word per work-item;
-// im2col_pack_words: global (P_pad rounded up, KH), the KW*Cw words of one row of taps of one patch per
-// work-item.
+// work-item; row_pack_*: global (iy_count*Rw rounded up, n_count*C_IN), one row word per work-item;
+// channel_pack_*: global (n_count*ceil(iy_count*W/16) rounded up, Cw), one channel word of a run of 16
+// pixels per work-item; im2col_pack_rows: global (n_count*rows*ceil(OW/16) + 1 rounded up, 1), the Kw words
+// of a run of 16 output columns per work-item; im2col_pack_words: global (n_count*rows*ceil(OW/16) + 1
+// rounded up, KH), the KW*Cw words of one row of taps of a run of 16 output columns per work-item. In both
+// the work-item after the runs writes the zero columns [P, P_pad). On a CPU device (PoCL) the work-item
+// loop wraps each kernel's body, so the 16 lanes of a run are explicit vectors (vload16/vstore16 and vector
+// arithmetic) rather than work-items a vectoriser would have to merge.
 
 // Defaults only for compiling this file on its own (offline compilers, syntax checks); the runtime always
 // passes its own values from src/device_profile.cpp.
@@ -332,9 +336,19 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
   }
 }
 
+// The 16 lanes of a comparison mask (-1 or 0) as the bits 0..15 of a uint (lane i is bit i). Lane by lane with
+// scalar constants: Oclgrind 21.10's uninitialized-value checker crashes on a non-uniform constant vector.
+inline uint lane_bits16(const int16 mask) {
+  const uint16 m = as_uint16(mask) & (uint16)1u;
+  return (m.s0 | (m.s1 << 1) | (m.s2 << 2) | (m.s3 << 3)) | ((m.s4 << 4) | (m.s5 << 5) | (m.s6 << 6) | (m.s7 << 7)) |
+         ((m.s8 << 8) | (m.s9 << 9) | (m.sa << 10) | (m.sb << 11)) |
+         ((m.sc << 12) | (m.sd << 13) | (m.se << 14) | (m.sf << 15));
+}
+
 // Binarizes the chunk's input rows into bit rows: work-item (q, plane) is word rw of row iy_first + t of
-// channel c of image n0 + image, q = t*Rw + rw, plane = image*C_IN + c.
-#define DEFINE_ROW_PACK(NAME, TYPE, LOAD_BITS)                                                                 \
+// channel c of image n0 + image, q = t*Rw + rw, plane = image*C_IN + c. Its pixels are keyed 16 at a time
+// with one vload (key_greater16), the last count % 16 one by one (no read past the row).
+#define DEFINE_ROW_PACK(NAME, TYPE, LOAD_BITS, VLOAD_BITS)                                                     \
   __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
       __global const TYPE* restrict x, __global word_t* restrict rows_out,                                   \
       __global const uint* restrict thr_keys, const int C_IN, const int H, const int W, const int Rw,        \
@@ -351,18 +365,22 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
     const ulong base = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c) * plane +                             \
                        (ulong)(iy_first + t) * (ulong)W + (ulong)ix0;                                        \
     const uint t_key = thr_keys[c];                                                                           \
-    const int count = min(WORD_BITS, W - ix0);                                                                \
+    const int count = min(WORD_BITS, W - ix0);                                                               \
     /* Pixels beyond the row's end are pad taps: their bits are the pad bit. */                              \
     word_t word = (pad_bit && count < WORD_BITS) ? ~(word_t)0 << count : (word_t)0;                          \
-    for (int j = 0; j < count; ++j) {                                                                         \
+    const int vector_end = count & ~15;                                                                       \
+    for (int j = 0; j < vector_end; j += 16) {                                                                \
+      word |= (word_t)lane_bits16(key_greater16(VLOAD_BITS(x, base + (ulong)j), t_key)) << j;                 \
+    }                                                                                                         \
+    for (int j = vector_end; j < count; ++j) {                                                                \
       const uint u = LOAD_BITS(x, base + (ulong)j);                                                           \
       word |= (word_t)(order_key(u) > t_key ? 1u : 0u) << j;                                                  \
     }                                                                                                         \
     rows_out[(ulong)plane_index * (ulong)iy_count * (ulong)Rw + (ulong)q] = word;                            \
   }
 
-DEFINE_ROW_PACK(row_pack_f32, uint, LOAD_BITS_F32)
-DEFINE_ROW_PACK(row_pack_u8, uchar, LOAD_BITS_U8)
+DEFINE_ROW_PACK(row_pack_f32, uint, LOAD_BITS_F32, VLOAD_BITS_F32)
+DEFINE_ROW_PACK(row_pack_u8, uchar, LOAD_BITS_U8, VLOAD_BITS_U8)
 
 // Dense patches from bit rows (dilation_x == 1, KW <= B). The patch's K bits are C_IN*KH runs of KW bits, one
 // per (c, ky), each cut out of row (c, iy0 + ky*dilation_y) at the same start ix0 = ox*stride_x - pad_left,

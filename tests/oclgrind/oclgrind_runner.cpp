@@ -136,7 +136,7 @@ std::vector<OclgrindCase> cases() {
     // Forced small chunks: row ranges of each image and run() batch groups.
     t.push_back(
         {v, 600,
-         make_case("chunked rows N=2 v=0" + s, 18, {2, 33, 10, 9}, {6, 33, 3, 3},
+         make_case("chunked rows N=2 v=0 C_IN 60" + s, 18, {2, 60, 10, 9}, {6, 60, 3, 3},
                    explicit_pads({1, 1}, {1, 1}, 0.0f), true, InputKind::Binary, BitOrder::MsbFirst, false)});
   }
   // PoCL's 64-bit words (RuntimeOptions::word_bits): both layouts, both variants, a pad fold.
@@ -149,7 +149,7 @@ std::vector<OclgrindCase> cases() {
                  64});
     t.push_back(
         {v, 0,
-         make_case("64-bit words pads 1/1 v=0.5 C_IN 65" + s, 22, {2, 65, 6, 5}, {9, 65, 3, 3},
+         make_case("64-bit words pads 1/1 v=0.5 C_IN 120" + s, 22, {2, 120, 6, 5}, {9, 120, 3, 3},
                    explicit_pads({1, 1}, {1, 1}, 0.5f), false, InputKind::Floats, BitOrder::MsbFirst, true),
          64});
   }
@@ -178,7 +178,7 @@ std::vector<OclgrindCase> cases() {
                    false, InputKind::Floats, BitOrder::MsbFirst, true)});
   t.push_back(
       {Variant::Local, 0,
-       make_case("64-bit words channel runs Cw=2 v=-1", 36, {1, 70, 2, 18}, {3, 70, 1, 2},
+       make_case("64-bit words channel runs Cw=2 v=-1", 36, {1, 120, 2, 18}, {3, 120, 1, 2},
                  explicit_pads({0, 0}, {0, 0}, -1.0f), false, InputKind::Binary, BitOrder::MsbFirst, false),
        64});
   t.push_back(
