@@ -18,7 +18,8 @@
 //
 // Two layouts of K, chosen per layer on the host (src/conv_layout.hpp, choose_packing):
 //   Dense (c, ky, kx), used when 2*C_IN < B*ceil(C_IN/B) (few channels: a 3-channel 5x5 first layer has
-//     K = 75 bits in 2-3 words, no channel padding):
+//     K = 75 bits in 2-3 words, no channel padding), or when it needs at most 3/4 of the channel-packed words
+//     and can be built from bit rows (32 channels in 64-bit words: 13 words per 5x5 patch instead of 25):
 //     bit j (LSB = 0) of word w is k = B*w + j in the filter's flat order k = (c*KH + ky)*KW + kx;
 //     Kw = ceil(K/B); bits k >= K are 0 (the host packs the filters the same way, so they xor to 0).
 //     Two ways to build it, same words:
@@ -48,11 +49,14 @@
 // Taps outside the input take the pad bit (1 for pad_value +1, else 0; thresholds never apply to them).
 //
 // NDRanges (local (WG_SIZE, 1)): im2col_pack_*: global (P_pad rounded up to WG_SIZE, Kw), one word per
-// work-item; im2col_pack_rows: global (P_pad rounded up, 1), one patch per work-item; row_pack_*: global
-// (iy_count*Rw rounded up, n_count*C_IN), one row word per work-item; channel_pack_*: global
-// (n_count*iy_count*W rounded up, Cw), one packed word per work-item;
-// im2col_pack_words: global (P_pad rounded up, KH), the KW*Cw words of one row of taps of one patch per
-// work-item.
+// work-item; row_pack_*: global (iy_count*Rw rounded up, n_count*C_IN), one row word per work-item;
+// channel_pack_*: global (n_count*ceil(iy_count*W/16) rounded up, Cw), one channel word of a run of 16
+// pixels per work-item; im2col_pack_rows: global (n_count*rows*ceil(OW/16) + 1 rounded up, 1), the Kw words
+// of a run of 16 output columns per work-item; im2col_pack_words: global (n_count*rows*ceil(OW/16) + 1
+// rounded up, KH), the KW*Cw words of one row of taps of a run of 16 output columns per work-item. In both
+// the work-item after the runs writes the zero columns [P, P_pad). On a CPU device (PoCL) the work-item
+// loop wraps each kernel's body, so the 16 lanes of a run are explicit vectors (vload16/vstore16 and vector
+// arithmetic) rather than work-items a vectoriser would have to merge.
 
 // Defaults only for compiling this file on its own (offline compilers, syntax checks); the runtime always
 // passes its own values from src/device_profile.cpp.
@@ -72,6 +76,17 @@ typedef ulong word_t;
 typedef uint word_t;
 #define LOG2_WORD_BITS 5
 #endif
+// 16 words, one per lane of a run of 16 pixels or output columns, and the select() mask of their type.
+#if WORD_BITS == 64
+typedef ulong16 word16_t;
+typedef long16 mask16_t;
+#define MASK16(int16_mask) convert_long16(int16_mask)
+#else
+typedef uint16 word16_t;
+typedef int16 mask16_t;
+#define MASK16(int16_mask) (int16_mask)
+#endif
+#define LANES16 (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 
 // Order key of a float's bit pattern: unsigned order of keys == IEEE order of the values (with -0 == +0).
 // NaN maps to 0, below every non-NaN key (the smallest is key(-inf) = 0x007fffff), so "NaN > t" is false.
@@ -152,84 +167,188 @@ inline uint order_key(uint u) {
 DEFINE_IM2COL_PACK(im2col_pack_f32, uint, LOAD_BITS_F32)
 DEFINE_IM2COL_PACK(im2col_pack_u8, uchar, LOAD_BITS_U8)
 
-// Binarizes C_IN channels into channel-packed words: work-item (q, cw) is pixel q of the chunk's input rows
-// (q = (image*iy_count + row)*W + ix) and channel word cw.
-#define DEFINE_CHANNEL_PACK(NAME, TYPE, LOAD_BITS)                                                             \
+// Binarizes C_IN channels into channel-packed words: work-item (g, cw) is run g of PACK_RUN consecutive pixels
+// of one image's chunk rows (pixels r = (iy - iy_first)*W + ix in [run*PACK_RUN, run*PACK_RUN + PACK_RUN), rows
+// are contiguous in the plane; g = image*runs_per_image + run) and channel word cw. A full run reads each
+// channel's PACK_RUN floats with one vload and keys them with vector operations (the same order key as
+// order_key(), lane by lane), so the CPU's vector units do the work without relying on a vectoriser; the run
+// that ends an image's rows is done pixel by pixel (no read past the rows).
+#define PACK_RUN 16
+// Order keys of 16 bit patterns compared with t: exactly order_key(u) > t lane by lane (-1 true, 0 false).
+inline int16 key_greater16(const uint16 u, const uint t) {
+  const uint16 magnitude = u & (uint16)0x7fffffffu;
+  const uint16 negative = as_uint16(as_int16(u) >> 31);
+  uint16 key = u ^ (negative | (uint16)0x80000000u); /* ~u where the sign is set, else u | sign */
+  key = select(key, (uint16)0x80000000u, magnitude == (uint16)0u); /* -0 == +0 */
+  return (key > (uint16)t) & (magnitude <= (uint16)0x7f800000u); /* NaN: false */
+}
+#define VLOAD_BITS_F32(ptr, index) vload16(0, (ptr) + (index))
+#define VLOAD_BITS_U8(ptr, index) as_uint16(convert_float16(vload16(0, (ptr) + (index))))
+#define DEFINE_CHANNEL_PACK(NAME, TYPE, LOAD_BITS, VLOAD_BITS)                                                 \
   __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
       __global const TYPE* restrict x, __global word_t* restrict packed,                                     \
       __global const uint* restrict thr_keys, const int C_IN, const int H, const int W, const int Cw,        \
-      const int n0, const int iy_first, const int iy_count, const int pixels) {                              \
-    const int q = (int)get_global_id(0);                                                                      \
+      const int n0, const int iy_first, const int iy_count, const int runs_per_image, const int runs) {      \
+    const int g = (int)get_global_id(0);                                                                      \
     const int cw = (int)get_global_id(1);                                                                     \
-    if (q >= pixels) return;                                                                                  \
+    if (g >= runs) return;                                                                                    \
+    const int image = g / runs_per_image;                                                                     \
+    const int r0 = (g - image * runs_per_image) * PACK_RUN;                                                   \
     const int per_image = iy_count * W;                                                                       \
-    const int image = q / per_image;                                                                          \
-    const int r = q - image * per_image; /* (iy - iy_first)*W + ix: rows are contiguous in the plane */       \
+    const int n_pixels = min(PACK_RUN, per_image - r0);                                                       \
     const ulong plane = (ulong)H * (ulong)W;                                                                  \
     const int c0 = cw * WORD_BITS;                                                                            \
-    ulong index = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W +    \
-                  (ulong)r;                                                                                   \
+    const ulong first = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W + \
+                        (ulong)r0;                                                                            \
     const int count = min(WORD_BITS, C_IN - c0);                                                              \
-    word_t word = 0;                                                                                          \
-    for (int j = 0; j < count; ++j) {                                                                         \
-      const uint u = LOAD_BITS(x, index);                                                                     \
-      word |= (word_t)(order_key(u) > thr_keys[c0 + j] ? 1u : 0u) << j;                                       \
-      index += plane;                                                                                         \
+    __global word_t* out = packed + ((ulong)image * (ulong)per_image + (ulong)r0) * (ulong)Cw + (ulong)cw;    \
+    if (n_pixels == PACK_RUN) {                                                                               \
+      /* Bits 0..31 of the 16 words in lo, bits 32..63 in hi. */                                             \
+      uint16 lo = (uint16)0u;                                                                                 \
+      uint16 hi = (uint16)0u;                                                                                 \
+      ulong index = first;                                                                                    \
+      const int count_lo = min(count, 32);                                                                    \
+      for (int j = 0; j < count_lo; ++j) {                                                                    \
+        lo |= as_uint16(key_greater16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << j);           \
+        index += plane;                                                                                       \
+      }                                                                                                       \
+      for (int j = 32; j < count; ++j) {                                                                      \
+        hi |= as_uint16(key_greater16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << (j - 32));    \
+        index += plane;                                                                                       \
+      }                                                                                                       \
+      STORE_RUN(out, lo, hi, Cw);                                                                             \
+    } else {                                                                                                  \
+      for (int i = 0; i < n_pixels; ++i) {                                                                    \
+        ulong index = first + (ulong)i;                                                                       \
+        word_t word = 0;                                                                                      \
+        for (int j = 0; j < count; ++j) {                                                                     \
+          const uint u = LOAD_BITS(x, index);                                                                 \
+          word |= (word_t)(order_key(u) > thr_keys[c0 + j] ? 1u : 0u) << j;                                   \
+          index += plane;                                                                                     \
+        }                                                                                                     \
+        out[(ulong)i * (ulong)Cw] = word;                                                                     \
+      }                                                                                                       \
     }                                                                                                         \
-    packed[(ulong)q * (ulong)Cw + (ulong)cw] = word;                                                          \
   }
 
-DEFINE_CHANNEL_PACK(channel_pack_f32, uint, LOAD_BITS_F32)
-DEFINE_CHANNEL_PACK(channel_pack_u8, uchar, LOAD_BITS_U8)
+#if WORD_BITS == 64
+#define RUN_WORDS(lo, hi) (convert_ulong16(lo) | (convert_ulong16(hi) << (ulong16)32))
+#else
+#define RUN_WORDS(lo, hi) (lo)
+#endif
+// Stores the run's PACK_RUN words at out[i*Cw]: one vector store where they are contiguous.
+#define STORE_RUN(out, lo, hi, Cw)                                                                             \
+  do {                                                                                                        \
+    if ((Cw) == 1) {                                                                                          \
+      vstore16(RUN_WORDS(lo, hi), 0, (out));                                                                  \
+    } else {                                                                                                  \
+      word_t words[PACK_RUN];                                                                                 \
+      vstore16(RUN_WORDS(lo, hi), 0, words);                                                                  \
+      for (int i = 0; i < PACK_RUN; ++i) (out)[(ulong)i * (ulong)(Cw)] = words[i];                            \
+    }                                                                                                         \
+  } while (0)
 
-// im2col of channel-packed words: work-item (p, ky) writes words (ky*KW + kx)*Cw + cw, kx in [0, KW), of
-// patch p (one row of taps: the position is decoded once per KW taps).
+DEFINE_CHANNEL_PACK(channel_pack_f32, uint, LOAD_BITS_F32, VLOAD_BITS_F32)
+DEFINE_CHANNEL_PACK(channel_pack_u8, uchar, LOAD_BITS_U8, VLOAD_BITS_U8)
+
+// im2col of channel-packed words: work-item (g, ky) writes words (ky*KW + kx)*Cw + cw, kx in [0, KW), of
+// the patches of run g (one row of taps). Work-item g < runs is run g of WORDS_RUN consecutive output columns
+// of one output row (g = line*runs_per_row + run, line = image*rows + row, columns [run*WORDS_RUN,
+// run*WORDS_RUN + WORDS_RUN) clipped to OW); with stride_x 1 a whole run's taps are consecutive input pixels,
+// so each of its words is one vector of 16 lanes (one vector load where Cw is 1 and the taps lie inside the
+// row, lanes outside the input take the pad word) and one vector store; otherwise patch by patch.
+// Work-item g == runs writes the zero columns [P, P_pad) of its row of taps.
+#define WORDS_RUN 16
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_words(
     __global const word_t* restrict packed, __global word_t* restrict patches, const int C_IN, const int H,
     const int W, const int KW, const int stride_y, const int stride_x, const int dilation_y,
     const int dilation_x, const int pad_top, const int pad_left, const int OW, const int Cw, const int oy0,
-    const int rows, const int iy_first, const int iy_count, const int P, const int P_pad, const uint pad_bit) {
-  const int p = (int)get_global_id(0);
+    const int rows, const int iy_first, const int iy_count, const int P, const int P_pad, const uint pad_bit,
+    const int runs_per_row, const int runs) {
+  const int g = (int)get_global_id(0);
   const int ky = (int)get_global_id(1);
-  if (p >= P_pad) return;
+  if (g > runs) return;
   const ulong tap_words = (ulong)Cw * (ulong)P_pad;
-  __global word_t* out = patches + (ulong)ky * (ulong)KW * tap_words + (ulong)p;
-  if (p >= P) {
-    for (int w = 0; w < KW * Cw; ++w) out[(ulong)w * (ulong)P_pad] = 0;
+  __global word_t* out = patches + (ulong)ky * (ulong)KW * tap_words;
+  if (g == runs) {
+    for (int w = 0; w < KW * Cw; ++w) {
+      for (int p = P; p < P_pad; ++p) out[(ulong)w * (ulong)P_pad + (ulong)p] = 0;
+    }
     return;
   }
   // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
   // uninitialized-value checker cannot execute).
-  const int per_image = rows * OW;
-  const int image = p / per_image;
-  const int r = p - image * per_image;
-  const int row = r / OW;
-  const int ox = r - row * OW;
+  const int line = g / runs_per_row;
+  const int ox0 = (g - line * runs_per_row) * WORDS_RUN;
+  const int image = line / rows;
+  const int row = line - image * rows;
+  const int n_columns = min(WORDS_RUN, OW - ox0);
   const int iy = (oy0 + row) * stride_y - pad_top + ky * dilation_y;
   const bool row_in = iy >= 0 && iy < H;
   // Where the row is pad, `src` is never read.
   const int packed_row = row_in ? image * iy_count + (iy - iy_first) : 0;
   __global const word_t* src = packed + (ulong)packed_row * (ulong)W * (ulong)Cw;
   const word_t ones = pad_bit ? ~(word_t)0 : (word_t)0;
-  int ix = ox * stride_x - pad_left;
-  for (int kx = 0; kx < KW; ++kx) {
-    if (row_in && ix >= 0 && ix < W) {
-      __global const word_t* tap_src = src + (ulong)ix * (ulong)Cw;
-      for (int cw = 0; cw < Cw; ++cw) out[(ulong)cw * (ulong)P_pad] = tap_src[cw];
-    } else {
-      for (int cw = 0; cw < Cw; ++cw) {
-        const int count = C_IN - cw * WORD_BITS;
-        out[(ulong)cw * (ulong)P_pad] = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);
+  out += (ulong)line * (ulong)OW + (ulong)ox0;
+  if (n_columns < WORDS_RUN || stride_x != 1) {
+    for (int i = 0; i < n_columns; ++i) {
+      __global word_t* col = out + i;
+      int ix = (ox0 + i) * stride_x - pad_left;
+      for (int kx = 0; kx < KW; ++kx) {
+        if (row_in && ix >= 0 && ix < W) {
+          __global const word_t* tap_src = src + (ulong)ix * (ulong)Cw;
+          for (int cw = 0; cw < Cw; ++cw) col[(ulong)cw * (ulong)P_pad] = tap_src[cw];
+        } else {
+          for (int cw = 0; cw < Cw; ++cw) {
+            const int count = C_IN - cw * WORD_BITS;
+            col[(ulong)cw * (ulong)P_pad] = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);
+          }
+        }
+        col += tap_words;
+        ix += dilation_x;
       }
     }
-    out += tap_words;
+    return;
+  }
+  int ix = ox0 - pad_left;  // lane i's tap is input pixel ix + i
+  for (int kx = 0; kx < KW; ++kx) {
+    const bool inside = row_in && ix >= 0 && ix + (WORDS_RUN - 1) < W;
+    const bool outside = !row_in || ix + (WORDS_RUN - 1) < 0 || ix >= W;
+    const int16 lane_ix = (int16)ix + LANES16;
+    const mask16_t lane_in = MASK16(lane_ix >= (int16)0 & lane_ix < (int16)W);
+    for (int cw = 0; cw < Cw; ++cw) {
+      const int count = C_IN - cw * WORD_BITS;
+      const word_t pad_word = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);
+      word16_t v;
+      if (outside) {
+        v = (word16_t)pad_word;
+      } else if (inside && Cw == 1) {
+        v = vload16(0, src + ix);
+      } else {
+        // Lanes outside the row read its nearest pixel, then take the pad word.
+        word_t taps[WORDS_RUN];
+        for (int i = 0; i < WORDS_RUN; ++i) taps[i] = src[(ulong)clamp(ix + i, 0, W - 1) * (ulong)Cw + (ulong)cw];
+        v = select((word16_t)pad_word, vload16(0, taps), lane_in);
+      }
+      vstore16(v, 0, out + (ulong)(kx * Cw + cw) * (ulong)P_pad);
+    }
     ix += dilation_x;
   }
 }
 
+// The 16 lanes of a comparison mask (-1 or 0) as the bits 0..15 of a uint (lane i is bit i). Lane by lane with
+// scalar constants: Oclgrind 21.10's uninitialized-value checker crashes on a non-uniform constant vector.
+inline uint lane_bits16(const int16 mask) {
+  const uint16 m = as_uint16(mask) & (uint16)1u;
+  return (m.s0 | (m.s1 << 1) | (m.s2 << 2) | (m.s3 << 3)) | ((m.s4 << 4) | (m.s5 << 5) | (m.s6 << 6) | (m.s7 << 7)) |
+         ((m.s8 << 8) | (m.s9 << 9) | (m.sa << 10) | (m.sb << 11)) |
+         ((m.sc << 12) | (m.sd << 13) | (m.se << 14) | (m.sf << 15));
+}
+
 // Binarizes the chunk's input rows into bit rows: work-item (q, plane) is word rw of row iy_first + t of
-// channel c of image n0 + image, q = t*Rw + rw, plane = image*C_IN + c.
-#define DEFINE_ROW_PACK(NAME, TYPE, LOAD_BITS)                                                                 \
+// channel c of image n0 + image, q = t*Rw + rw, plane = image*C_IN + c. Its pixels are keyed 16 at a time
+// with one vload (key_greater16), the last count % 16 one by one (no read past the row).
+#define DEFINE_ROW_PACK(NAME, TYPE, LOAD_BITS, VLOAD_BITS)                                                     \
   __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
       __global const TYPE* restrict x, __global word_t* restrict rows_out,                                   \
       __global const uint* restrict thr_keys, const int C_IN, const int H, const int W, const int Rw,        \
@@ -246,44 +365,40 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
     const ulong base = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c) * plane +                             \
                        (ulong)(iy_first + t) * (ulong)W + (ulong)ix0;                                        \
     const uint t_key = thr_keys[c];                                                                           \
-    const int count = min(WORD_BITS, W - ix0);                                                                \
+    const int count = min(WORD_BITS, W - ix0);                                                               \
     /* Pixels beyond the row's end are pad taps: their bits are the pad bit. */                              \
     word_t word = (pad_bit && count < WORD_BITS) ? ~(word_t)0 << count : (word_t)0;                          \
-    for (int j = 0; j < count; ++j) {                                                                         \
+    const int vector_end = count & ~15;                                                                       \
+    for (int j = 0; j < vector_end; j += 16) {                                                                \
+      word |= (word_t)lane_bits16(key_greater16(VLOAD_BITS(x, base + (ulong)j), t_key)) << j;                 \
+    }                                                                                                         \
+    for (int j = vector_end; j < count; ++j) {                                                                \
       const uint u = LOAD_BITS(x, base + (ulong)j);                                                           \
       word |= (word_t)(order_key(u) > t_key ? 1u : 0u) << j;                                                  \
     }                                                                                                         \
     rows_out[(ulong)plane_index * (ulong)iy_count * (ulong)Rw + (ulong)q] = word;                            \
   }
 
-DEFINE_ROW_PACK(row_pack_f32, uint, LOAD_BITS_F32)
-DEFINE_ROW_PACK(row_pack_u8, uchar, LOAD_BITS_U8)
+DEFINE_ROW_PACK(row_pack_f32, uint, LOAD_BITS_F32, VLOAD_BITS_F32)
+DEFINE_ROW_PACK(row_pack_u8, uchar, LOAD_BITS_U8, VLOAD_BITS_U8)
 
-// Dense patches from bit rows (dilation_x == 1, KW <= B): work-item p writes the Kw words of patch p. The
-// patch's K bits are C_IN*KH runs of KW bits, one per (c, ky), each cut out of row (c, iy0 + ky*dilation_y)
-// at the same start ix0 = ox*stride_x - pad_left, and streamed into the words in order. The word boundaries
-// (where `fill` passes B) depend only on K's layout, so every work-item takes the same branches.
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_rows(
-    __global const word_t* restrict rows_in, __global word_t* restrict patches, const int C_IN, const int H,
-    const int KH, const int KW, const int stride_y, const int stride_x, const int dilation_y,
-    const int pad_top, const int pad_left, const int OW, const int Kw, const int oy0, const int rows,
-    const int iy_first, const int iy_count, const int Rw, const int P, const int P_pad, const uint pad_bit) {
-  const int p = (int)get_global_id(0);
-  if (p >= P_pad) return;
-  __global word_t* out = patches + p;
-  if (p >= P) {
-    for (int w = 0; w < Kw; ++w) out[(ulong)w * (ulong)P_pad] = 0;
-    return;
-  }
-  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
-  // uninitialized-value checker cannot execute).
-  const int per_image = rows * OW;
-  const int image = p / per_image;
-  const int r = p - image * per_image;
-  const int row = r / OW;
-  const int ox = r - row * OW;
-  const int iy0 = (oy0 + row) * stride_y - pad_top;
-  const int xs = ox * stride_x - pad_left;
+// Dense patches from bit rows (dilation_x == 1, KW <= B). The patch's K bits are C_IN*KH runs of KW bits, one
+// per (c, ky), each cut out of row (c, iy0 + ky*dilation_y) at the same start ix0 = ox*stride_x - pad_left,
+// and streamed into the words in order. The word boundaries (where `fill` passes B) depend only on K's
+// layout, so every patch takes the same branches.
+//
+// Work-item g < runs is run g of ROWS_RUN consecutive output columns of one output row (g = line*runs_per_row
+// + run, line = image*rows + row, columns [run*ROWS_RUN, run*ROWS_RUN + ROWS_RUN) clipped to OW): with stride_x
+// 1 a whole run is built as ROWS_RUN lanes of vector words (the runs of consecutive columns start at
+// consecutive bits, so every lane cuts its bits out of the same three row words) and stored with one vector
+// store per word; otherwise patch by patch. Work-item g == runs writes the zero columns [P, P_pad).
+
+// The Kw words of patch p (output column ox of output row `row` of chunk image `image`), one at a time.
+inline void pack_patch_rows(__global const word_t* restrict rows_in, __global word_t* restrict out,
+                            const int C_IN, const int H, const int KH, const int KW, const int dilation_y,
+                            const int iy0, const int xs, const int pad_left, const int image,
+                            const int iy_first, const int iy_count, const int Rw, const int P_pad,
+                            const uint pad_bit) {
   // The run of every row starts at bit s of row word wi (wi = floor(xs / B), computed without shifting a
   // negative value: xs >= -pad_left > -bias). Row words outside [0, Rw) read as the pad word.
   const int bias = ((pad_left >> LOG2_WORD_BITS) + 1) << LOG2_WORD_BITS;
@@ -328,6 +443,92 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_r
     plane_base += plane_step;
   }
   if (fill > 0) out[out_offset] = acc;
+}
+
+#define ROWS_RUN 16
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_rows(
+    __global const word_t* restrict rows_in, __global word_t* restrict patches, const int C_IN, const int H,
+    const int KH, const int KW, const int stride_y, const int stride_x, const int dilation_y,
+    const int pad_top, const int pad_left, const int OW, const int Kw, const int oy0, const int rows,
+    const int iy_first, const int iy_count, const int Rw, const int P, const int P_pad, const uint pad_bit,
+    const int runs_per_row, const int runs) {
+  const int g = (int)get_global_id(0);
+  if (g > runs) return;
+  if (g == runs) {
+    for (int w = 0; w < Kw; ++w) {
+      __global word_t* out = patches + (ulong)w * (ulong)P_pad;
+      for (int p = P; p < P_pad; ++p) out[p] = 0;
+    }
+    return;
+  }
+  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
+  // uninitialized-value checker cannot execute).
+  const int line = g / runs_per_row;
+  const int ox0 = (g - line * runs_per_row) * ROWS_RUN;
+  const int image = line / rows;
+  const int row = line - image * rows;
+  const int n_columns = min(ROWS_RUN, OW - ox0);
+  const int iy0 = (oy0 + row) * stride_y - pad_top;
+  __global word_t* out = patches + (ulong)line * (ulong)OW + (ulong)ox0;
+  if (n_columns < ROWS_RUN || stride_x != 1) {
+    for (int i = 0; i < n_columns; ++i) {
+      pack_patch_rows(rows_in, out + i, C_IN, H, KH, KW, dilation_y, iy0, (ox0 + i) * stride_x - pad_left,
+                      pad_left, image, iy_first, iy_count, Rw, P_pad, pad_bit);
+    }
+    return;
+  }
+  // Lane i is column ox0 + i: its run starts at bit s0 + i of row word wi (s0 + i < 2B), so at bit
+  // (s0 + i) mod B of word wi + 1 where s0 + i >= B; every lane reads within words wi .. wi + 2.
+  const int xs = ox0 - pad_left;
+  const int bias = ((pad_left >> LOG2_WORD_BITS) + 1) << LOG2_WORD_BITS;
+  const int wi = ((xs + bias) >> LOG2_WORD_BITS) - (bias >> LOG2_WORD_BITS);
+  const word16_t lane_start = (word16_t)(xs & (WORD_BITS - 1)) +
+                              (word16_t)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const mask16_t upper = lane_start >= (word16_t)WORD_BITS;
+  const word16_t lane_s = lane_start & (word16_t)(WORD_BITS - 1);
+  const word16_t lane_hi_shift = (word16_t)(WORD_BITS - 1) - lane_s;
+  const bool in0 = wi >= 0 && wi < Rw;
+  const bool in1 = wi + 1 >= 0 && wi + 1 < Rw;
+  const bool in2 = wi + 2 >= 0 && wi + 2 < Rw;
+  const word_t pad_word = pad_bit ? ~(word_t)0 : (word_t)0;
+  const word16_t run_mask = (word16_t)(~(word_t)0 >> (WORD_BITS - KW));
+  const ulong row_step = (ulong)dilation_y * (ulong)Rw;
+  ulong plane_base = (ulong)image * (ulong)C_IN * (ulong)iy_count * (ulong)Rw + (ulong)wi;
+  const ulong plane_step = (ulong)iy_count * (ulong)Rw;
+  word16_t acc = (word16_t)0;
+  int fill = 0;
+  ulong out_offset = 0;
+  for (int c = 0; c < C_IN; ++c) {
+    int iy = iy0;
+    // Where iy < iy_first the row is pad (iy < 0) and `index` is not used.
+    ulong index = plane_base + (ulong)(long)(iy - iy_first) * (ulong)Rw;
+    for (int ky = 0; ky < KH; ++ky) {
+      word16_t bits = (word16_t)pad_word;
+      if (iy >= 0 && iy < H) {
+        const word_t w0 = in0 ? rows_in[index] : pad_word;
+        const word_t w1 = in1 ? rows_in[index + 1] : pad_word;
+        const word_t w2 = in2 ? rows_in[index + 2] : pad_word;
+        const word16_t lo = select((word16_t)w0, (word16_t)w1, upper);
+        const word16_t hi = select((word16_t)w1, (word16_t)w2, upper);
+        // Funnel shift per lane, as in pack_patch_rows.
+        bits = (lo >> lane_s) | ((hi << (word16_t)1) << lane_hi_shift);
+      }
+      bits &= run_mask;
+      acc |= bits << (word16_t)fill;
+      fill += KW;
+      if (fill >= WORD_BITS) {
+        vstore16(acc, 0, out + out_offset);
+        out_offset += (ulong)P_pad;
+        fill -= WORD_BITS;
+        acc = (bits >> (word16_t)1) >> (word16_t)(KW - 1 - fill);
+      }
+      iy += dilation_y;
+      index += row_step;
+    }
+    plane_base += plane_step;
+  }
+  if (fill > 0) vstore16(acc, 0, out + out_offset);
 }
 
 // Packed input (BinaryConvolution::Options::input_packed): the input is already bits, in the packed contract

@@ -67,16 +67,21 @@ struct Chunk {
 };
 
 // The K layout of a layer: channel-packed where the channel words waste at most half their bits
-// (2*C_IN >= Cw*word_bits: many channels, e.g. ResNet's 64..512 or the paper's 32 with 32-bit words), else
-// dense (c, ky, kx) packing (a 3-channel first layer), from bit rows where dilation_x == 1 and
-// KW <= word_bits (needs d.W, d.KW and d.dilation_x), else bit by bit. A packed input (force_channel_packed)
-// is always channel-packed: its words are copied, not binarized. Sets channel_packed, Cw, bit_rows, Rw and
-// Kw.
+// (2*C_IN >= Cw*word_bits: many channels, e.g. ResNet's 64..512 or the paper's 32 with 32-bit words) and
+// dense packing from bit rows would not save a quarter of the words; else dense (c, ky, kx) packing (a
+// 3-channel first layer; the paper's 32 channels with 64-bit words: 13 words per 5x5 patch instead of 25,
+// and the GEMM's time goes with the words), from bit rows where dilation_x == 1 and KW <= word_bits (needs
+// d.W, d.KW and d.dilation_x), else bit by bit. A packed input (force_channel_packed) is always
+// channel-packed: its words are copied, not binarized. Sets channel_packed, Cw, bit_rows, Rw and Kw.
 inline void choose_packing(LayerDims& d, int word_bits, bool force_channel_packed = false) {
   d.word_bits = word_bits;
   d.Cw = (d.C_IN + word_bits - 1) / word_bits;
-  d.channel_packed = force_channel_packed || 2 * std::int64_t(d.C_IN) >= std::int64_t(d.Cw) * word_bits;
-  d.bit_rows = !d.channel_packed && d.dilation_x == 1 && d.KW <= word_bits;
+  const bool rows_possible = d.dilation_x == 1 && d.KW <= word_bits;
+  const std::int64_t dense_words = (std::int64_t(d.K) + word_bits - 1) / word_bits;
+  const std::int64_t channel_words = std::int64_t(d.KH) * d.KW * d.Cw;
+  d.channel_packed = force_channel_packed || (2 * std::int64_t(d.C_IN) >= std::int64_t(d.Cw) * word_bits &&
+                                              !(rows_possible && 4 * dense_words <= 3 * channel_words));
+  d.bit_rows = !d.channel_packed && rows_possible;
   d.Rw = (d.W + word_bits - 1) / word_bits;
   d.Kw = d.channel_packed ? d.KH * d.KW * d.Cw : (d.K + word_bits - 1) / word_bits;
 }

@@ -17,6 +17,19 @@ Im2colPackLauncher::Im2colPackLauncher(const RuntimeState& state) : work_group_(
   channel_words_ = make_kernel(state.im2col_pack, packed_input_kernel_name(), state.device, work_group_);
 }
 
+// channel_pack_*'s work-items along dimension 0: runs of kChannelPackRun consecutive pixels of one image's
+// chunk rows (the last run of an image may be shorter).
+std::int64_t Im2colPackLauncher::channel_pack_runs(const LayerDims& d, const Chunk& c) {
+  const std::int64_t per_image = std::int64_t(c.iy_count) * d.W;
+  return std::int64_t(c.n_count) * ((per_image + kChannelPackRun - 1) / kChannelPackRun);
+}
+
+// im2col_pack_rows's and im2col_pack_words's runs: kOutputRun consecutive output columns of one output row
+// (the last run of a row may be shorter).
+std::int64_t Im2colPackLauncher::output_runs(const LayerDims& d, const Chunk& c) {
+  return std::int64_t(c.n_count) * c.rows * ((d.OW + kOutputRun - 1) / kOutputRun);
+}
+
 const char* Im2colPackLauncher::kernel_name(bool uint8_input, bool channel_packed) {
   if (channel_packed) return uint8_input ? "channel_pack_u8" : "channel_pack_f32";
   return uint8_input ? "im2col_pack_u8" : "im2col_pack_f32";
@@ -35,7 +48,8 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
                 static_cast<std::size_t>(std::int64_t(c.n_count) * d.C_IN)};
     out.push_back(l);
     l.kernel = rows_kernel_name();
-    l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), 1};
+    // One more work-item than runs: it writes the zero columns [P, P_pad).
+    l.global = {static_cast<std::size_t>(round_up(output_runs(d, c) + 1, wg)), 1};
     out.push_back(l);
     return out;
   }
@@ -45,12 +59,20 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
     out.push_back(l);
     return out;
   }
-  l.kernel = input == InputType::Packed ? packed_input_kernel_name() : kernel_name(uint8_input, true);
-  const std::int64_t pixels = std::int64_t(c.n_count) * c.iy_count * d.W;
-  l.global = {static_cast<std::size_t>(round_up(pixels, wg)), static_cast<std::size_t>(d.Cw)};
+  if (input == InputType::Packed) {
+    // channel_pack_words: one work-item per pixel and word.
+    l.kernel = packed_input_kernel_name();
+    const std::int64_t pixels = std::int64_t(c.n_count) * c.iy_count * d.W;
+    l.global = {static_cast<std::size_t>(round_up(pixels, wg)), static_cast<std::size_t>(d.Cw)};
+  } else {
+    l.kernel = kernel_name(uint8_input, true);
+    l.global = {static_cast<std::size_t>(round_up(channel_pack_runs(d, c), wg)),
+                static_cast<std::size_t>(d.Cw)};
+  }
   out.push_back(l);
   l.kernel = words_kernel_name();
-  l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), static_cast<std::size_t>(d.KH)};
+  // One more work-item than runs: it writes the zero columns [P, P_pad).
+  l.global = {static_cast<std::size_t>(round_up(output_runs(d, c) + 1, wg)), static_cast<std::size_t>(d.KH)};
   out.push_back(l);
   return out;
 }
@@ -96,6 +118,9 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, InputType i
             rows_.setArg(i++, static_cast<cl_int>(v));
           }
           rows_.setArg(i++, pad_bit);
+          const std::int64_t runs = output_runs(d, c);
+          rows_.setArg(i++, static_cast<cl_int>(runs / (std::int64_t(c.n_count) * c.rows)));
+          rows_.setArg(i++, static_cast<cl_int>(runs));
           return run(rows_, ls[1], &after);
         },
         std::string("enqueueing ") + ls[1].kernel);
@@ -124,15 +149,16 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, InputType i
         cl_uint i = 0;
         k.setArg(i++, input);
         k.setArg(i++, packed);
-        const int pixels = c.n_count * c.iy_count * d.W;
         if (words_in) {
+          const int pixels = c.n_count * c.iy_count * d.W;
           const int Cw32 = (d.C_IN + 31) / 32;
           for (int v : {d.C_IN, d.H, d.W, d.Cw, Cw32, c.n0, c.iy_first, c.iy_count, pixels}) {
             k.setArg(i++, static_cast<cl_int>(v));
           }
         } else {
           k.setArg(i++, threshold_keys);
-          for (int v : {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, pixels}) {
+          const auto runs = static_cast<int>(channel_pack_runs(d, c));
+          for (int v : {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, runs / c.n_count, runs}) {
             k.setArg(i++, static_cast<cl_int>(v));
           }
         }
@@ -150,6 +176,9 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, InputType i
           words_.setArg(i++, static_cast<cl_int>(v));
         }
         words_.setArg(i++, pad_bit);
+        const std::int64_t runs = output_runs(d, c);
+        words_.setArg(i++, static_cast<cl_int>(runs / (std::int64_t(c.n_count) * c.rows)));
+        words_.setArg(i++, static_cast<cl_int>(runs));
         return run(words_, ls[1], &after);
       },
       std::string("enqueueing ") + ls[1].kernel);

@@ -3,6 +3,7 @@
 // one launch of im2col_pack_*; channel-packed: channel_pack_* then im2col_pack_words).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,13 @@ class Im2colPackLauncher {
     return uint8_input ? "row_pack_u8" : "row_pack_f32";
   }
   static const char* rows_kernel_name() { return "im2col_pack_rows"; }
+  // Pixels per channel_pack_* work-item (PACK_RUN in cl_kernels/im2col_pack.cl).
+  static constexpr int kChannelPackRun = 16;
+  static std::int64_t channel_pack_runs(const LayerDims& d, const Chunk& c);
+  // Output columns per im2col_pack_rows and im2col_pack_words work-item (ROWS_RUN and WORDS_RUN in
+  // cl_kernels/im2col_pack.cl).
+  static constexpr int kOutputRun = 16;
+  static std::int64_t output_runs(const LayerDims& d, const Chunk& c);
   std::vector<Plan::Launch> launches(const LayerDims& d, const Chunk& c,
                                      InputType input = InputType::F32) const;
   // Packs the chunk's patches (channel-packed layouts go through `packed`, [n_count][iy_count][W][Cw] words,

@@ -140,7 +140,7 @@ std::vector<OclgrindCase> cases() {
     // Forced small chunks: row ranges of each image and run() batch groups.
     t.push_back(
         {v, 600,
-         make_case("chunked rows N=2 v=0" + s, 18, {2, 33, 10, 9}, {6, 33, 3, 3},
+         make_case("chunked rows N=2 v=0 C_IN 60" + s, 18, {2, 60, 10, 9}, {6, 60, 3, 3},
                    explicit_pads({1, 1}, {1, 1}, 0.0f), true, InputKind::Binary, BitOrder::MsbFirst, false)});
   }
   // PoCL's 64-bit words (RuntimeOptions::word_bits): both layouts, both variants, a pad fold.
@@ -153,10 +153,47 @@ std::vector<OclgrindCase> cases() {
                  64});
     t.push_back(
         {v, 0,
-         make_case("64-bit words pads 1/1 v=0.5 C_IN 65" + s, 22, {2, 65, 6, 5}, {9, 65, 3, 3},
+         make_case("64-bit words pads 1/1 v=0.5 C_IN 120" + s, 22, {2, 120, 6, 5}, {9, 120, 3, 3},
                    explicit_pads({1, 1}, {1, 1}, 0.5f), false, InputKind::Floats, BitOrder::MsbFirst, true),
          64});
   }
+  // Packing runs: channel_pack_* in runs of 16 pixels (whole runs, one vector store where Cw is 1, then a
+  // shorter last run per image); im2col_pack_words and im2col_pack_rows in runs of 16 output columns (whole
+  // runs inside the row, across its ends (lanes in the pad), a shorter last run per row, dilation, and the
+  // zero columns past P).
+  t.push_back(
+      {Variant::Global, 0,
+       make_case("channel runs Cw=1 v=0", 31, {1, 20, 3, 37}, {5, 20, 3, 3},
+                 explicit_pads({1, 1}, {1, 1}, 0.0f), false, InputKind::Floats, BitOrder::MsbFirst, true)});
+  t.push_back({Variant::Global, 0,
+               make_case("64-bit words channel runs Cw=1 v=0.5 N=2", 32, {2, 40, 3, 20}, {6, 40, 3, 3},
+                         explicit_pads({1, 1}, {1, 1}, 0.5f), true, InputKind::SmallInteger,
+                         BitOrder::MsbFirst, true),
+               64});
+  t.push_back({Variant::Global, 0,
+               make_case(
+                   "channel runs Cw=2 d2 v=+1", 35, {1, 33, 4, 21}, {4, 33, 2, 3},
+                   [](BinaryConvolution::Attributes& a) {
+                     a.pads_begin = {1, 2};
+                     a.pads_end = {0, 2};
+                     a.dilations = {2, 2};
+                     a.pad_value = 1.0f;
+                   },
+                   false, InputKind::Floats, BitOrder::MsbFirst, true)});
+  t.push_back(
+      {Variant::Local, 0,
+       make_case("64-bit words channel runs Cw=2 v=-1", 36, {1, 120, 2, 18}, {3, 120, 1, 2},
+                 explicit_pads({0, 0}, {0, 0}, -1.0f), false, InputKind::Binary, BitOrder::MsbFirst, false),
+       64});
+  t.push_back(
+      {Variant::Local, 0,
+       make_case("row runs 3ch 5x5 v=0 N=2", 33, {2, 3, 5, 37}, {4, 3, 5, 5},
+                 explicit_pads({2, 2}, {2, 2}, 0.0f), false, InputKind::Floats, BitOrder::MsbFirst, true)});
+  t.push_back({Variant::Global, 0,
+               make_case("64-bit words row runs 2ch 3x4 v=+1", 34, {1, 2, 4, 35}, {3, 2, 3, 4},
+                         explicit_pads({1, 3}, {0, 1}, 1.0f), true, InputKind::SmallInteger,
+                         BitOrder::LsbFirst, true),
+               64});
   return t;
 }
 
