@@ -28,8 +28,10 @@
 //             interior (oy < oy_lo) one class each, the interior rows one class, rows below (oy >= oy_hi)
 //             one class each; columns likewise. One table read per border output value, no division.
 //   Border positions: outside the interior [oy_lo, oy_hi) x [ox_lo, ox_hi) (host-computed, possibly empty).
-//   A group of 4 contiguous columns wholly interior is one vstore4; one touching the border is stored
-//   column by column. Pad taps thus add work only in the GEMM's border stores: no extra kernel, no
+//   A work-item's TN contiguous columns wholly interior and in one output row (the usual block) are TN floats
+//   per row found with one division (K-light layers such as a 3-channel first layer are bound by these
+//   stores); otherwise a group of 4 contiguous columns wholly interior is one vstore4, and one touching the
+//   border is stored column by column. Pad taps thus add work only in the GEMM's border stores: no extra kernel, no
 //   read-modify-write of the output.
 //
 // Variants (one program per configuration, -DLOCAL_VARIANT=0/1 -DWG=.. -DTM=.. -DTN=.. -DKT=.. -DWORD_BITS=..):
@@ -79,13 +81,44 @@ typedef struct {
   int OW, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes;
 } pad_fold;
 
+#if TN % 4 == 0
+// TN contiguous columns of TM rows, all in bounds: row o starts at y[first + o * OHW] (first: the image's
+// channel 0 at the run's first column). Rows o >= M (tile padding) are skipped.
+inline void store_run(__global float* restrict y, const uint acc[TM][TN], const int o_first, const int M,
+                      const int K, const ulong first, const ulong OHW) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int o = o_first + i;
+    if (o >= M) continue;
+    __global float* row = y + first + (ulong)o * OHW;
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) {
+      const float4 v = (float4)((float)(K - 2 * (int)acc[i][j]), (float)(K - 2 * (int)acc[i][j + 1]),
+                                (float)(K - 2 * (int)acc[i][j + 2]), (float)(K - 2 * (int)acc[i][j + 3]));
+      // Only 4-byte aligned: vstore4 takes any element-aligned address.
+      vstore4(v, 0, row + j);
+    }
+  }
+}
+#endif
+
 // The plain store (no pad fold): G for every column.
 inline void store_block(__global float* restrict y, const uint acc[TM][TN], const int o_first, const int o_step,
                         const int p_first, const int p_step, const int M, const int K, const int P,
                         const int per_image, const int n0, const ulong OHW, const ulong row_offset) {
 #if TN % 4 == 0
   if (p_step == 1) {
-    // Contiguous columns: groups of 4 in bounds and in one image are one vstore4 per row (the usual case).
+    // The usual block: all TN columns in bounds and in one image, one run of TN floats per row. One division
+    // per work-item; K-light layers (few words per patch) are bound by this store.
+    {
+      const int image = p_first / per_image;
+      const int within = p_first - image * per_image;
+      if (p_first + TN <= P && within + TN <= per_image) {
+        store_run(y, acc, o_first, M, K, (ulong)(n0 + image) * (ulong)M * OHW + row_offset + (ulong)within, OHW);
+        return;
+      }
+    }
+    // Otherwise groups of 4 in bounds and in one image are one vstore4 per row.
 #pragma unroll
     for (int j = 0; j < TN; j += 4) {
       const int p = p_first + j;
@@ -178,6 +211,14 @@ inline void store_block_folded(__global float* restrict y, const uint acc[TM][TN
     int within = p_first - image * per_image;
     int ry = within / OW;  // row within the chunk
     int ox = within - ry * OW;
+    // The usual block: all TN columns in one output row and interior: the plain store.
+    const int oy_first = oy0 + ry;
+    if (p_first + TN <= P && ox + TN <= OW && oy_first >= f->oy_lo && oy_first < f->oy_hi && ox >= f->ox_lo &&
+        ox + TN <= f->ox_hi) {
+      store_run(y, acc, o_first, M, K,
+                (ulong)(n0 + image) * (ulong)M * OHW + (ulong)oy_first * (ulong)OW + (ulong)ox, OHW);
+      return;
+    }
 #pragma unroll
     for (int j = 0; j < TN; j += 4) {
       const int p = p_first + j;
