@@ -28,10 +28,10 @@
 //             interior (oy < oy_lo) one class each, the interior rows one class, rows below (oy >= oy_hi)
 //             one class each; columns likewise. One table read per border output value, no division.
 //   Border positions: outside the interior [oy_lo, oy_hi) x [ox_lo, ox_hi) (host-computed, possibly empty).
-//   A work-item's TN contiguous columns wholly interior and in one output row (the usual block) are TN floats
-//   per row found with one division (K-light layers such as a 3-channel first layer are bound by these
-//   stores); otherwise a group of 4 contiguous columns wholly interior is one vstore4, and one touching the
-//   border is stored column by column. Pad taps thus add work only in the GEMM's border stores: no extra kernel, no
+//   A work-item's TN contiguous columns in one output row (the usual block) are one run of TN floats per
+//   channel row, border columns folded (K-light layers such as a 3-channel first layer are bound by these
+//   stores); a block across rows or images stores groups of 4 interior columns as one vstore4 and border
+//   columns one by one. Pad taps thus add work only in the GEMM's border stores: no extra kernel, no
 //   read-modify-write of the output.
 //
 // Variants (one program per configuration, -DLOCAL_VARIANT=0/1 -DWG=.. -DTM=.. -DTN=.. -DKT=.. -DWORD_BITS=..):
@@ -211,12 +211,35 @@ inline void store_block_folded(__global float* restrict y, const uint acc[TM][TN
     int within = p_first - image * per_image;
     int ry = within / OW;  // row within the chunk
     int ox = within - ry * OW;
-    // The usual block: all TN columns in one output row and interior: the plain store.
-    const int oy_first = oy0 + ry;
-    if (p_first + TN <= P && ox + TN <= OW && oy_first >= f->oy_lo && oy_first < f->oy_hi && ox >= f->ox_lo &&
-        ox + TN <= f->ox_hi) {
-      store_run(y, acc, o_first, M, K,
-                (ulong)(n0 + image) * (ulong)M * OHW + (ulong)oy_first * (ulong)OW + (ulong)ox, OHW);
+    // The usual block: all TN columns in one output row, stored as one run per channel row: the plain
+    // store where every column is interior, else with the border columns folded.
+    if (p_first + TN <= P && ox + TN <= OW) {
+      const int oy = oy0 + ry;
+      const ulong first = (ulong)(n0 + image) * (ulong)M * OHW + (ulong)oy * (ulong)OW + (ulong)ox;
+      if (oy >= f->oy_lo && oy < f->oy_hi && ox >= f->ox_lo && ox + TN <= f->ox_hi) {
+        store_run(y, acc, o_first, M, K, first, OHW);
+        return;
+      }
+      int border[TN], cls[TN];
+#pragma unroll
+      for (int j = 0; j < TN; ++j) {
+        cls[j] = 0;
+        border[j] = border_class(f, oy, ox + j, &cls[j]);
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+        const int o = o_first + i;
+        if (o >= M) continue;
+        __global float* row = y + first + (ulong)o * OHW;
+#pragma unroll
+        for (int j = 0; j < TN; j += 4) {
+          const float4 v = (float4)(folded(f, K - 2 * (int)acc[i][j], o, border[j], cls[j]),
+                                    folded(f, K - 2 * (int)acc[i][j + 1], o, border[j + 1], cls[j + 1]),
+                                    folded(f, K - 2 * (int)acc[i][j + 2], o, border[j + 2], cls[j + 2]),
+                                    folded(f, K - 2 * (int)acc[i][j + 3], o, border[j + 3], cls[j + 3]));
+          vstore4(v, 0, row + j);
+        }
+      }
       return;
     }
 #pragma unroll
