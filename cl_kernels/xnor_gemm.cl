@@ -108,17 +108,7 @@ inline void store_block(__global float* restrict y, const uint acc[TM][TN], cons
                         const int per_image, const int n0, const ulong OHW, const ulong row_offset) {
 #if TN % 4 == 0
   if (p_step == 1) {
-    // The usual block: all TN columns in bounds and in one image, one run of TN floats per row. One division
-    // per work-item; K-light layers (few words per patch) are bound by this store.
-    {
-      const int image = p_first / per_image;
-      const int within = p_first - image * per_image;
-      if (p_first + TN <= P && within + TN <= per_image) {
-        store_run(y, acc, o_first, M, K, (ulong)(n0 + image) * (ulong)M * OHW + row_offset + (ulong)within, OHW);
-        return;
-      }
-    }
-    // Otherwise groups of 4 in bounds and in one image are one vstore4 per row.
+    // Contiguous columns: groups of 4 in bounds and in one image are one vstore4 per row.
 #pragma unroll
     for (int j = 0; j < TN; j += 4) {
       const int p = p_first + j;
@@ -403,6 +393,26 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
     fp += M_pad;
     pp += P_pad;
   }
+#if TN % 4 == 0
+  // The usual block: TN columns of one image (and, under the pad fold, of one output row, all interior) are
+  // one run per channel row, stored here: PoCL keeps acc in registers for it, where the calls below take
+  // about twice as long (the spec layer's GEMM is bound by these stores).
+  if (p0 + TN <= P) {
+    const int image = p0 / per_image;
+    const int within = p0 - image * per_image;
+    int plain = within + TN <= per_image;
+    if (correct && plain) {
+      const int ry = within / OW;
+      const int ox = within - ry * OW;
+      const int oy = oy0 + ry;
+      plain = ox + TN <= OW && oy >= oy_lo && oy < oy_hi && ox >= ox_lo && ox + TN <= ox_hi;
+    }
+    if (plain) {
+      store_run(y, acc, o0, M, K, (ulong)(n0 + image) * (ulong)M * OHW + row_offset + (ulong)within, OHW);
+      return;
+    }
+  }
+#endif
   if (correct) {
     STORE_FOLDED(o0, 1, p0, 1);
   } else {
