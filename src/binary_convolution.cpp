@@ -319,10 +319,6 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   d.OH = to_int(g.output[2], "OH");
   d.OW = to_int(g.output[3], "OW");
   d.K = to_int(g.input[1] * g.filter[2] * g.filter[3], "C_IN*KH*KW");
-  // The kernels find input rows and columns as o*stride - pad_begin + k*dilation in int; every such value
-  // lies in [-pad_begin, padded size), so the padded sizes must fit too.
-  to_int(g.input[2] + g.pads_begin[0] + g.pads_end[0], "the padded input height H + pads");
-  to_int(g.input[3] + g.pads_begin[1] + g.pads_end[1], "the padded input width W + pads");
   detail::choose_packing(d, state->gemm.word_bits, options.input_packed);
 
   const float v = attributes.pad_value;
