@@ -74,6 +74,80 @@ typedef uint4 word4_t;
 #define TILE_M (WG * TM)
 #define TILE_N (WG * TN)
 
+// The main loops, shared by xnor_gemm and xnor_gemm_fused (macros, so both compile to the same code).
+// They add to acc[TM][TN] the popcounts of the filter and patch words of K.
+#if TM % 4 == 0
+#define LOAD_FILTER_WORDS(a, fp)                  \
+  _Pragma("unroll") for (int i_ = 0; i_ < TM; i_ += 4) { \
+    const word4_t t_ = vload4(0, (fp) + i_);      \
+    a[i_] = t_.s0;                                \
+    a[i_ + 1] = t_.s1;                            \
+    a[i_ + 2] = t_.s2;                            \
+    a[i_ + 3] = t_.s3;                            \
+  }
+#else
+#define LOAD_FILTER_WORDS(a, fp) _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) a[i_] = (fp)[i_];
+#endif
+#if TN % 4 == 0
+#define LOAD_PATCH_WORDS(b, pp)                   \
+  _Pragma("unroll") for (int j_ = 0; j_ < TN; j_ += 4) { \
+    const word4_t t_ = vload4(0, (pp) + j_);      \
+    b[j_] = t_.s0;                                \
+    b[j_ + 1] = t_.s1;                            \
+    b[j_ + 2] = t_.s2;                            \
+    b[j_ + 3] = t_.s3;                            \
+  }
+#else
+#define LOAD_PATCH_WORDS(b, pp) _Pragma("unroll") for (int j_ = 0; j_ < TN; ++j_) b[j_] = (pp)[j_];
+#endif
+#define XOR_POPCOUNT_BLOCK(a, b)                          \
+  _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {     \
+    _Pragma("unroll") for (int j_ = 0; j_ < TN; ++j_) acc[i_][j_] += (uint)popcount(a[i_] ^ b[j_]); \
+  }
+
+// Global variant: `steps` words of K read straight from global memory through fp (filters + o0) and pp
+// (patches + p0); adjacent work-items load adjacent blocks.
+#define ACCUMULATE_GLOBAL(steps)           \
+  for (int w_ = 0; w_ < (steps); ++w_) {   \
+    word_t a_[TM];                         \
+    word_t b_[TN];                         \
+    LOAD_FILTER_WORDS(a_, fp)              \
+    LOAD_PATCH_WORDS(b_, pp)               \
+    XOR_POPCOUNT_BLOCK(a_, b_)             \
+    fp += M_pad;                           \
+    pp += P_pad;                           \
+  }
+
+// Local variant: per step the work-group (work-item `linear_id` of WG*WG) stages KT words of a TILE_M x
+// TILE_N tile in As and Bs (coalesced loads; words w >= Kw are zero), then each work-item reads rows
+// lid1 + i*WG and columns lid0 + j*WG. Rows kk >= Kw - kb hold zeros and are skipped, so a small K (a
+// 3-channel first layer has Kw = 3) does not pay for KT words per step. Every work-item reaches the barriers.
+#define ACCUMULATE_LOCAL(linear_id)                                                                   \
+  for (int kb = 0; kb < Kw; kb += KT) {                                                               \
+    for (int index = (linear_id); index < KT * TILE_M; index += WG * WG) {                            \
+      const int kk = index / TILE_M;                                                                  \
+      const int col = index - kk * TILE_M;                                                            \
+      const int w = kb + kk;                                                                          \
+      As[kk][col] = w < Kw ? filters[(ulong)w * (ulong)M_pad + (ulong)(group_o0 + col)] : 0;          \
+    }                                                                                                 \
+    for (int index = (linear_id); index < KT * TILE_N; index += WG * WG) {                            \
+      const int kk = index / TILE_N;                                                                  \
+      const int col = index - kk * TILE_N;                                                            \
+      const int w = kb + kk;                                                                          \
+      Bs[kk][col] = w < Kw ? patches[(ulong)w * (ulong)P_pad + (ulong)(group_p0 + col)] : 0;          \
+    }                                                                                                 \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                     \
+    const int steps = min(KT, Kw - kb);                                                               \
+    for (int kk = 0; kk < steps; ++kk) {                                                              \
+      word_t a_[TM];                                                                                  \
+      word_t b_[TN];                                                                                  \
+      _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) a_[i_] = As[kk][lid1 + i_ * WG];              \
+      _Pragma("unroll") for (int j_ = 0; j_ < TN; ++j_) b_[j_] = Bs[kk][lid0 + j_ * WG];              \
+      XOR_POPCOUNT_BLOCK(a_, b_)                                                                      \
+    }                                                                                                 \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                     \
+  }
+
 // The layer's padding geometry for the pad fold (see the header).
 typedef struct {
   float v;
@@ -356,43 +430,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
   if (p0 >= P || o0 >= M) return;
   __global const word_t* fp = filters + o0;
   __global const word_t* pp = patches + p0;
-  for (int w = 0; w < Kw; ++w) {
-    word_t a[TM];
-    word_t b[TN];
-#if TM % 4 == 0
-#pragma unroll
-    for (int i = 0; i < TM; i += 4) {
-      const word4_t v = vload4(0, fp + i);
-      a[i] = v.s0;
-      a[i + 1] = v.s1;
-      a[i + 2] = v.s2;
-      a[i + 3] = v.s3;
-    }
-#else
-#pragma unroll
-    for (int i = 0; i < TM; ++i) a[i] = fp[i];
-#endif
-#if TN % 4 == 0
-#pragma unroll
-    for (int j = 0; j < TN; j += 4) {
-      const word4_t v = vload4(0, pp + j);
-      b[j] = v.s0;
-      b[j + 1] = v.s1;
-      b[j + 2] = v.s2;
-      b[j + 3] = v.s3;
-    }
-#else
-#pragma unroll
-    for (int j = 0; j < TN; ++j) b[j] = pp[j];
-#endif
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-#pragma unroll
-      for (int j = 0; j < TN; ++j) acc[i][j] += (uint)popcount(a[i] ^ b[j]);
-    }
-    fp += M_pad;
-    pp += P_pad;
-  }
+  ACCUMULATE_GLOBAL(Kw);
 #if TN % 4 == 0
   // The usual block: TN columns of one image (and, under the pad fold, of one output row, all interior) are
   // one run per channel row, stored here: PoCL keeps acc in registers for it, where the calls below take
@@ -426,38 +464,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
   const int linear = lid1 * WG + lid0;
   const int group_p0 = (int)get_group_id(0) * TILE_N;
   const int group_o0 = (int)get_group_id(1) * TILE_M;
-  for (int kb = 0; kb < Kw; kb += KT) {
-    for (int index = linear; index < KT * TILE_M; index += WG * WG) {
-      const int kk = index / TILE_M;
-      const int col = index - kk * TILE_M;
-      const int w = kb + kk;
-      As[kk][col] = w < Kw ? filters[(ulong)w * (ulong)M_pad + (ulong)(group_o0 + col)] : 0;
-    }
-    for (int index = linear; index < KT * TILE_N; index += WG * WG) {
-      const int kk = index / TILE_N;
-      const int col = index - kk * TILE_N;
-      const int w = kb + kk;
-      Bs[kk][col] = w < Kw ? patches[(ulong)w * (ulong)P_pad + (ulong)(group_p0 + col)] : 0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    // Rows kk >= Kw - kb hold zeros (they would add nothing): skip them, so a small K (a 3-channel first
-    // layer has Kw = 3) does not pay for KT words per step.
-    const int steps = min(KT, Kw - kb);
-    for (int kk = 0; kk < steps; ++kk) {
-      word_t a[TM];
-      word_t b[TN];
-#pragma unroll
-      for (int i = 0; i < TM; ++i) a[i] = As[kk][lid1 + i * WG];
-#pragma unroll
-      for (int j = 0; j < TN; ++j) b[j] = Bs[kk][lid0 + j * WG];
-#pragma unroll
-      for (int i = 0; i < TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += (uint)popcount(a[i] ^ b[j]);
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
+  ACCUMULATE_LOCAL(linear);
   if (correct) {
     STORE_FOLDED(group_o0 + lid1, WG, group_p0 + lid0, WG);
   } else {
@@ -468,8 +475,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
 
 // ---- xnor_gemm_fused: the same GEMM with an output epilogue (BinaryConvolution::Output) -------------------
 //
-// The accumulation is xnor_gemm's (same tiles, same integers; the loop is repeated here so that xnor_gemm's
-// float path is compiled exactly as before), then each value y (G, or the pad fold's fma at border positions,
+// The accumulation is xnor_gemm's (same tiles, same integers, the same ACCUMULATE_* macros), then each value y (G, or the pad fold's fma at border positions,
 // exactly the float xnor_gemm would store) goes out as one of:
 //   out_mode 0: y (float NCHW, as xnor_gemm);
 //   out_mode 1: fma(scale[o], y, bias[o]) (folded batch-norm, one rounding; float NCHW);
@@ -537,79 +543,14 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   const int steps_k = (p0 < P && o0 < M) ? Kw : 0;
   __global const word_t* fp = filters + o0;
   __global const word_t* pp = patches + p0;
-  for (int w = 0; w < steps_k; ++w) {
-    word_t a[TM];
-    word_t b[TN];
-#if TM % 4 == 0
-#pragma unroll
-    for (int i = 0; i < TM; i += 4) {
-      const word4_t t = vload4(0, fp + i);
-      a[i] = t.s0;
-      a[i + 1] = t.s1;
-      a[i + 2] = t.s2;
-      a[i + 3] = t.s3;
-    }
-#else
-#pragma unroll
-    for (int i = 0; i < TM; ++i) a[i] = fp[i];
-#endif
-#if TN % 4 == 0
-#pragma unroll
-    for (int j = 0; j < TN; j += 4) {
-      const word4_t t = vload4(0, pp + j);
-      b[j] = t.s0;
-      b[j + 1] = t.s1;
-      b[j + 2] = t.s2;
-      b[j + 3] = t.s3;
-    }
-#else
-#pragma unroll
-    for (int j = 0; j < TN; ++j) b[j] = pp[j];
-#endif
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-#pragma unroll
-      for (int j = 0; j < TN; ++j) acc[i][j] += (uint)popcount(a[i] ^ b[j]);
-    }
-    fp += M_pad;
-    pp += P_pad;
-  }
+  ACCUMULATE_GLOBAL(steps_k);
 #else
   __local word_t As[KT][TILE_M];
   __local word_t Bs[KT][TILE_N];
   const int linear0 = lid1 * WG + lid0;
   const int o_first = group_o0 + lid1, o_step = WG, p_first = group_p0 + lid0, p_step = WG;
   const int lo_first = lid1, lo_step = WG, lp_first = lid0, lp_step = WG;
-  for (int kb = 0; kb < Kw; kb += KT) {
-    for (int index = linear0; index < KT * TILE_M; index += WG * WG) {
-      const int kk = index / TILE_M;
-      const int col = index - kk * TILE_M;
-      const int w = kb + kk;
-      As[kk][col] = w < Kw ? filters[(ulong)w * (ulong)M_pad + (ulong)(group_o0 + col)] : 0;
-    }
-    for (int index = linear0; index < KT * TILE_N; index += WG * WG) {
-      const int kk = index / TILE_N;
-      const int col = index - kk * TILE_N;
-      const int w = kb + kk;
-      Bs[kk][col] = w < Kw ? patches[(ulong)w * (ulong)P_pad + (ulong)(group_p0 + col)] : 0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int steps = min(KT, Kw - kb);
-    for (int kk = 0; kk < steps; ++kk) {
-      word_t a[TM];
-      word_t b[TN];
-#pragma unroll
-      for (int i = 0; i < TM; ++i) a[i] = As[kk][lid1 + i * WG];
-#pragma unroll
-      for (int j = 0; j < TN; ++j) b[j] = Bs[kk][lid0 + j * WG];
-#pragma unroll
-      for (int i = 0; i < TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += (uint)popcount(a[i] ^ b[j]);
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
+  ACCUMULATE_LOCAL(linear0);
 #endif
 
   pad_fold fold;
