@@ -1,9 +1,9 @@
 // The program-binary cache: hits after a first build, and damaged entries ignored and rebuilt.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <cstdlib>
 #include <random>
 
 #include "device_support.hpp"
