@@ -76,29 +76,25 @@ typedef uint4 word4_t;
 
 // The main loops, shared by xnor_gemm and xnor_gemm_fused (macros, so both compile to the same code).
 // They add to acc[TM][TN] the popcounts of the filter and patch words of K.
-#if TM % 4 == 0
-#define LOAD_FILTER_WORDS(a, fp)                  \
-  _Pragma("unroll") for (int i_ = 0; i_ < TM; i_ += 4) { \
-    const word4_t t_ = vload4(0, (fp) + i_);      \
-    a[i_] = t_.s0;                                \
-    a[i_ + 1] = t_.s1;                            \
-    a[i_ + 2] = t_.s2;                            \
-    a[i_ + 3] = t_.s3;                            \
+// n consecutive words from src into dst[0..n): as vload4s where n is a multiple of 4.
+#define LOAD_WORDS_BY_4(dst, src, n)                    \
+  _Pragma("unroll") for (int k_ = 0; k_ < (n); k_ += 4) { \
+    const word4_t t_ = vload4(0, (src) + k_);           \
+    dst[k_] = t_.s0;                                    \
+    dst[k_ + 1] = t_.s1;                                \
+    dst[k_ + 2] = t_.s2;                                \
+    dst[k_ + 3] = t_.s3;                                \
   }
+#define LOAD_WORDS_BY_1(dst, src, n) _Pragma("unroll") for (int k_ = 0; k_ < (n); ++k_) dst[k_] = (src)[k_];
+#if TM % 4 == 0
+#define LOAD_FILTER_WORDS(a, fp) LOAD_WORDS_BY_4(a, fp, TM)
 #else
-#define LOAD_FILTER_WORDS(a, fp) _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) a[i_] = (fp)[i_];
+#define LOAD_FILTER_WORDS(a, fp) LOAD_WORDS_BY_1(a, fp, TM)
 #endif
 #if TN % 4 == 0
-#define LOAD_PATCH_WORDS(b, pp)                   \
-  _Pragma("unroll") for (int j_ = 0; j_ < TN; j_ += 4) { \
-    const word4_t t_ = vload4(0, (pp) + j_);      \
-    b[j_] = t_.s0;                                \
-    b[j_ + 1] = t_.s1;                            \
-    b[j_ + 2] = t_.s2;                            \
-    b[j_ + 3] = t_.s3;                            \
-  }
+#define LOAD_PATCH_WORDS(b, pp) LOAD_WORDS_BY_4(b, pp, TN)
 #else
-#define LOAD_PATCH_WORDS(b, pp) _Pragma("unroll") for (int j_ = 0; j_ < TN; ++j_) b[j_] = (pp)[j_];
+#define LOAD_PATCH_WORDS(b, pp) LOAD_WORDS_BY_1(b, pp, TN)
 #endif
 #define XOR_POPCOUNT_BLOCK(a, b)                          \
   _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {     \
