@@ -151,6 +151,19 @@ typedef struct {
   int OW, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes;
 } pad_fold;
 
+// A pad_fold named `name` from the GEMM kernels' arguments of the same names (every GEMM kernel has them).
+#define PAD_FOLD_FROM_ARGUMENTS(name) \
+  pad_fold name;                      \
+  name.v = v;                         \
+  name.s_table = s_table;             \
+  name.OW = OW;                       \
+  name.oy_lo = oy_lo;                 \
+  name.oy_hi = oy_hi;                 \
+  name.ox_lo = ox_lo;                 \
+  name.ox_hi = ox_hi;                 \
+  name.row_classes = row_classes;     \
+  name.column_classes = column_classes
+
 #if TN % 4 == 0
 // TN contiguous columns of TM rows, all in bounds: row o starts at y[first + o * OHW] (first: the image's
 // channel 0 at the run's first column). Rows o >= M (tile padding) are skipped.
@@ -391,16 +404,7 @@ inline void store_block_folded(__global float* restrict y, const uint acc[TM][TN
 // so a layer without the fold runs the plain store unchanged).
 #define STORE_FOLDED(o_first, o_step, p_first, p_step) \
   do { \
-    pad_fold fold; \
-    fold.v = v; \
-    fold.s_table = s_table; \
-    fold.OW = OW; \
-    fold.oy_lo = oy_lo; \
-    fold.oy_hi = oy_hi; \
-    fold.ox_lo = ox_lo; \
-    fold.ox_hi = ox_hi; \
-    fold.row_classes = row_classes; \
-    fold.column_classes = column_classes; \
+    PAD_FOLD_FROM_ARGUMENTS(fold); \
     store_block_folded(y, acc, o_first, o_step, p_first, p_step, M, K, P, per_image, n0, OHW, oy0, \
                        &fold); \
   } while (0)
@@ -549,16 +553,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   ACCUMULATE_LOCAL(linear0);
 #endif
 
-  pad_fold fold;
-  fold.v = v;
-  fold.s_table = s_table;
-  fold.OW = OW;
-  fold.oy_lo = oy_lo;
-  fold.oy_hi = oy_hi;
-  fold.ox_lo = ox_lo;
-  fold.ox_hi = ox_hi;
-  fold.row_classes = row_classes;
-  fold.column_classes = column_classes;
+  PAD_FOLD_FROM_ARGUMENTS(fold);
   // Each column's (image, position) and, under the pad fold, its border class. The Global variant's columns
   // are contiguous: one division, then counters; the Local variant's are WG apart: divisions per column.
   // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10
@@ -690,16 +685,7 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
   // cannot execute).
   const int image = p / per_image;
   const int within = p - image * per_image;
-  pad_fold fold;
-  fold.v = v;
-  fold.s_table = s_table;
-  fold.OW = OW;
-  fold.oy_lo = oy_lo;
-  fold.oy_hi = oy_hi;
-  fold.ox_lo = ox_lo;
-  fold.ox_hi = ox_hi;
-  fold.row_classes = row_classes;
-  fold.column_classes = column_classes;
+  PAD_FOLD_FROM_ARGUMENTS(fold);
   int border = 0, cls = 0;
   if (correct) {
     const int ry = within / OW;
