@@ -251,6 +251,17 @@ inline int16 key_greater16(const uint16 u, const uint t) {
 DEFINE_CHANNEL_PACK(channel_pack_f32, uint, LOAD_BITS_F32, VLOAD_BITS_F32)
 DEFINE_CHANNEL_PACK(channel_pack_u8, uchar, LOAD_BITS_U8, VLOAD_BITS_U8)
 
+// Run g of `run` output columns (im2col_pack_words, im2col_pack_rows): output line (image * rows + row of the
+// chunk) and first column ox0 (the last run of a line may be shorter). Quotients and remainders written out
+// (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's uninitialized-value checker cannot execute).
+inline void output_run(const int g, const int runs_per_row, const int run, const int rows, int* line, int* ox0,
+                       int* image, int* row) {
+  *line = g / runs_per_row;
+  *ox0 = (g - *line * runs_per_row) * run;
+  *image = *line / rows;
+  *row = *line - *image * rows;
+}
+
 // im2col of channel-packed words: work-item (g, ky) writes words (ky*KW + kx)*Cw + cw, kx in [0, KW), of
 // the patches of run g (one row of taps). Work-item g < runs is run g of WORDS_RUN consecutive output columns
 // of one output row (g = line*runs_per_row + run, line = image*rows + row, columns [run*WORDS_RUN,
@@ -276,12 +287,8 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
     }
     return;
   }
-  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
-  // uninitialized-value checker cannot execute).
-  const int line = g / runs_per_row;
-  const int ox0 = (g - line * runs_per_row) * WORDS_RUN;
-  const int image = line / rows;
-  const int row = line - image * rows;
+  int line, ox0, image, row;
+  output_run(g, runs_per_row, WORDS_RUN, rows, &line, &ox0, &image, &row);
   const int n_columns = min(WORDS_RUN, OW - ox0);
   const int iy = (oy0 + row) * stride_y - pad_top + ky * dilation_y;
   const bool row_in = iy >= 0 && iy < H;
@@ -462,12 +469,8 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_r
     }
     return;
   }
-  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
-  // uninitialized-value checker cannot execute).
-  const int line = g / runs_per_row;
-  const int ox0 = (g - line * runs_per_row) * ROWS_RUN;
-  const int image = line / rows;
-  const int row = line - image * rows;
+  int line, ox0, image, row;
+  output_run(g, runs_per_row, ROWS_RUN, rows, &line, &ox0, &image, &row);
   const int n_columns = min(ROWS_RUN, OW - ox0);
   const int iy0 = (oy0 + row) * stride_y - pad_top;
   __global word_t* out = patches + (ulong)line * (ulong)OW + (ulong)ox0;
