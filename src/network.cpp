@@ -299,49 +299,36 @@ Network::Network(const Runtime& runtime, const NetworkSpec& spec) {
       skip_next = true;
       flow_after = fused_out;
     };
-    std::visit(overloaded{[&](const ConvolutionLayer& c) { add_convolution(c); },
-                          [&](const ThresholdLayer& t) {
-                            auto k = std::make_shared<ThresholdPack>(runtime, flow.shape, t.rules);
-                            add(
-                                "threshold_pack", out,
-                                [k](const cl::Buffer& a, const cl::Buffer& b,
-                                    const std::vector<cl::Event>* w) { return k->enqueue(a, b, w); },
-                                true);
-                          },
-                          [&](const ScaleBiasLayer& s) {
-                            auto k = std::make_shared<ScaleBias>(runtime, flow.shape, s.scale, s.bias);
-                            add(
-                                "scale_bias", out,
-                                [k](const cl::Buffer& a, const cl::Buffer& b,
-                                    const std::vector<cl::Event>* w) { return k->enqueue(a, b, w); },
-                                true);
-                          },
-                          [&](const MaxPoolLayer& p) {
-                            if (flow.packed) {
-                              auto k = std::make_shared<BinaryMaxPool>(runtime, p.attributes, flow.shape);
-                              add(
-                                  "binary_maxpool", out,
-                                  [k](const cl::Buffer& a, const cl::Buffer& b,
-                                      const std::vector<cl::Event>* w) { return k->enqueue(a, b, w); },
-                                  true);
-                            } else {
-                              auto k = std::make_shared<MaxPool>(runtime, p.attributes, flow.shape);
-                              add(
-                                  "maxpool_f32", out,
-                                  [k](const cl::Buffer& a, const cl::Buffer& b,
-                                      const std::vector<cl::Event>* w) { return k->enqueue(a, b, w); },
-                                  true);
-                            }
-                          },
-                          [&](const FullyConnectedLayer& f) {
-                            auto k = std::make_shared<BinaryFullyConnected>(runtime, flow.shape, f.weights);
-                            add(
-                                "binary_fc", out,
-                                [k](const cl::Buffer& a, const cl::Buffer& b,
-                                    const std::vector<cl::Event>* w) { return k->enqueue(a, b, w); },
-                                true);
-                          }},
-               layer);
+    // A layer object of layers.hpp as the next stage (its enqueue, run after the previous stage).
+    auto add_layer = [&](const char* kernel, auto layer) {
+      add(
+          kernel, out,
+          [layer](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
+            return layer->enqueue(a, b, w);
+          },
+          true);
+    };
+    std::visit(
+        overloaded{
+            [&](const ConvolutionLayer& c) { add_convolution(c); },
+            [&](const ThresholdLayer& t) {
+              add_layer("threshold_pack", std::make_shared<ThresholdPack>(runtime, flow.shape, t.rules));
+            },
+            [&](const ScaleBiasLayer& s) {
+              add_layer("scale_bias", std::make_shared<ScaleBias>(runtime, flow.shape, s.scale, s.bias));
+            },
+            [&](const MaxPoolLayer& p) {
+              if (flow.packed) {
+                add_layer("binary_maxpool",
+                          std::make_shared<BinaryMaxPool>(runtime, p.attributes, flow.shape));
+              } else {
+                add_layer("maxpool_f32", std::make_shared<MaxPool>(runtime, p.attributes, flow.shape));
+              }
+            },
+            [&](const FullyConnectedLayer& f) {
+              add_layer("binary_fc", std::make_shared<BinaryFullyConnected>(runtime, flow.shape, f.weights));
+            }},
+        layer);
     flow = flow_after;
     if (skip_next) ++i;
   }
