@@ -640,17 +640,43 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 
 // ---- xnor_gemm_bits: packed output without local memory or barriers (the Global variant's) -------------
 //
-// Work-item (p, word) computes the 32 output channels 32*word .. 32*word + 31 of column p (acc[32]: as many
-// accumulators as a 4x8 register block) and writes their word of the packed output itself: bit i is the
-// rule of channel o = 32*word + i applied to the value xnor_gemm would store (G, or the pad fold's fma at a
-// border position); channels o >= M give 0 (tail bits). Where the value is the integer G (every position
-// without the pad fold, the interior with it), the rule is applied as the host's equivalent interval of
-// integers (int_lo[o], int_count[o]: the G in [-K, K] whose float the rule accepts): (uint)(G - lo) < count. One writer per word, no __local, no barrier (a
-// barrier makes PoCL's CPU work-group functions far slower, and Mali's "local" memory is global memory).
-// The filter words of a step are the same for every work-item of a row of the NDRange (loaded as vload4s),
-// the patch word is the work-item's own (adjacent work-items, adjacent words).
-// NDRange: global (P_pad rounded up to WG*WG, M_pad / 32), local (WG*WG, 1); M_pad is a multiple of 32
-// (TILE_M, checked by the host) so every filter row read exists.
+// Work-item (p, word) computes the 32 output channels 32*word .. 32*word + 31 of column p and writes their
+// word of the packed output itself: bit i is the rule of channel o = 32*word + i applied to the value
+// xnor_gemm would store (G, or the pad fold's fma at a border position); channels o >= M give 0 (tail bits).
+// Where the value is the integer G (every position without the pad fold, the interior with it), the rule
+// is applied as the host's equivalent interval of integers (int_lo[o], int_count[o]: the G in [-K, K] whose
+// float the rule accepts): (uint)(G - lo) < count; the host pads these tables to M_pad (a multiple of 32,
+// checked by the host) with empty intervals, so the 32 tests need no bound check.
+// One writer per word, no __local, no barrier (a barrier makes PoCL's CPU work-group functions far slower,
+// and Mali's "local" memory is global memory).
+// The 32 channels are four 8-lane vectors, written out as such: PoCL's CPU compiler then keeps them in
+// vector registers through the K loop and the rule tests (as scalars its SLP vectorizer shuffled them
+// between layouts and the 32 tests ran as scalar compare-and-branch steps: most of a K-light layer's time).
+// The filter words of a step are the same for every work-item of a row of the NDRange, the patch word is
+// the work-item's own (adjacent work-items, adjacent words).
+// NDRange: global (P_pad rounded up to WG*WG, M_pad / 32), local (WG*WG, 1).
+#if WORD_BITS == 64
+typedef ulong8 word8_t;
+#else
+typedef uint8 word8_t;
+#endif
+// Lane-wise popcount built from scalar popcounts: PoCL's vector popcount works in 128-bit pieces, while its
+// compiler turns these eight scalar ones into one 512-bit popcount sequence.
+inline uint8 popcount8(const word8_t x) {
+  return (uint8)((uint)popcount(x.s0), (uint)popcount(x.s1), (uint)popcount(x.s2), (uint)popcount(x.s3),
+                 (uint)popcount(x.s4), (uint)popcount(x.s5), (uint)popcount(x.s6), (uint)popcount(x.s7));
+}
+// The 8 rule bits of G values g against the intervals (lo, count), as bits 0..7. The unsigned test
+// d < count is the borrow of d - count in 64 bits: as a compare, LLVM turns compare-shift-or into a
+// bitcast of an <8 x i1> vector, which Oclgrind 21.10 executes wrongly (any set lane sets all 8 bits). Lane
+// weights from a table or a vector literal would be a non-uniform constant vector, which Oclgrind's
+// uninitialized-value checker crashes on.
+inline uint interval_bits8(const int8 g, const int8 lo, const uint8 count) {
+  const uint8 hit = convert_uint8((convert_ulong8(as_uint8(g - lo)) - convert_ulong8(count)) >> 63);
+  return hit.s0 | hit.s1 << 1 | hit.s2 << 2 | hit.s3 << 3 | hit.s4 << 4 | hit.s5 << 5 | hit.s6 << 6 |
+         hit.s7 << 7;
+}
+
 __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bits(
     __global const word_t* restrict filters, __global const word_t* restrict patches,
     __global uint* restrict words, const int M, const int M_pad, const int Kw, const int K, const int P,
@@ -663,24 +689,21 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
   const int word = (int)get_global_id(1);
   if (p >= P) return;
   const int o0 = word * 32;
-  uint acc[32];
-#pragma unroll
-  for (int i = 0; i < 32; ++i) acc[i] = 0u;
+  uint8 acc0 = 0u, acc1 = 0u, acc2 = 0u, acc3 = 0u;
   __global const word_t* fp = filters + o0;
   __global const word_t* pp = patches + p;
   for (int w = 0; w < Kw; ++w) {
     const word_t b = *pp;
-#pragma unroll
-    for (int i = 0; i < 32; i += 4) {
-      const word4_t a = vload4(0, fp + i);
-      acc[i] += (uint)popcount(a.s0 ^ b);
-      acc[i + 1] += (uint)popcount(a.s1 ^ b);
-      acc[i + 2] += (uint)popcount(a.s2 ^ b);
-      acc[i + 3] += (uint)popcount(a.s3 ^ b);
-    }
+    acc0 += popcount8(vload8(0, fp) ^ b);
+    acc1 += popcount8(vload8(1, fp) ^ b);
+    acc2 += popcount8(vload8(2, fp) ^ b);
+    acc3 += popcount8(vload8(3, fp) ^ b);
     fp += M_pad;
     pp += P_pad;
   }
+  // G = K - 2 * popcounts, lanes of channels o0 + 8q .. o0 + 8q + 7.
+  const int8 g0 = K - 2 * as_int8(acc0), g1 = K - 2 * as_int8(acc1);
+  const int8 g2 = K - 2 * as_int8(acc2), g3 = K - 2 * as_int8(acc3);
   // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10
   // cannot execute).
   const int image = p / per_image;
@@ -692,20 +715,27 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
     const int ox = within - ry * OW;
     border = border_class(&fold, oy0 + ry, ox, &cls);
   }
-  uint bits = 0u;
+  uint bits;
   if (border) {
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
+    int g[32];
+    vstore8(g0, 0, g);
+    vstore8(g1, 1, g);
+    vstore8(g2, 2, g);
+    vstore8(g3, 3, g);
+    bits = 0u;
+    // s_table has rows o < M only.
+    for (int i = 0; i < 32 && o0 + i < M; ++i) {
       const int o = o0 + i;
-      if (o < M) bits |= fused_rule_bit(folded(&fold, K - 2 * (int)acc[i], o, 1, cls), keys[o], modes[o]) << i;
+      bits |= fused_rule_bit(folded(&fold, g[i], o, 1, cls), keys[o], modes[o]) << i;
     }
   } else {
-    // The value is the integer G (exact in float): the rule as an interval of integers, G - lo < count.
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-      const int o = o0 + i;
-      if (o < M) bits |= ((uint)(K - 2 * (int)acc[i] - int_lo[o]) < int_count[o] ? 1u : 0u) << i;
-    }
+    // The value is the integer G (exact in float): the rule as an interval of integers.
+    __global const int* lo = int_lo + o0;
+    __global const uint* count = int_count + o0;
+    bits = interval_bits8(g0, vload8(0, lo), vload8(0, count)) |
+           interval_bits8(g1, vload8(1, lo), vload8(1, count)) << 8 |
+           interval_bits8(g2, vload8(2, lo), vload8(2, count)) << 16 |
+           interval_bits8(g3, vload8(3, lo), vload8(3, count)) << 24;
   }
   const ulong pixel = (ulong)(n0 + image) * OHW + row_offset + (ulong)within;
   words[pixel * (ulong)Cw_out + (ulong)word] = bits;

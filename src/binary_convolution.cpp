@@ -589,6 +589,10 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
         out_int_count.push_back(0);
       }
     }
+    // Rows o >= C_OUT up to M_pad: intervals that hold nothing, so xnor_gemm_bits tests all 32 channels of
+    // a word as vectors, without a per-channel bound check (its tail bits come out 0).
+    out_int_lo.resize(std::size_t(m.M_pad), 0);
+    out_int_count.resize(std::size_t(m.M_pad), 0);
     m.epilogue.mode = 2;
     m.gemm_kernel = packed_kernel ? Impl::GemmKernel::Packed : Impl::GemmKernel::Fused;
   }
