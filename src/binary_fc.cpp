@@ -97,8 +97,7 @@ BinaryFullyConnected::BinaryFullyConnected(const Runtime& runtime, const Shape& 
       for (std::int64_t p = 0; p < H * W; ++p) {
         if (!weights.bit((o * C + c) * H * W + p)) continue;
         const std::int64_t j = p * Cw + c / 32;
-        const std::size_t at = static_cast<std::size_t>(m->local ? o * Kwt + j : j * O + o);
-        words[at] |= 1u << (c % 32);
+        words[static_cast<std::size_t>(o * Kwt + j)] |= 1u << (c % 32);
       }
   detail::cl_call(
       [&] {
