@@ -535,32 +535,80 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_r
 }
 
 // Packed input (BinaryConvolution::Options::input_packed): the input is already bits, in the packed contract
-// layout of include/xnorcl/packed.hpp (32-bit words [N][H][W][Cw32], channel c at bit c%32 of word c/32, bit
-// 1 = +1). channel_pack_words fills the channel-packed `packed` buffer of the chunk from them, no
-// thresholds: work-item (q, cw) is pixel q of the chunk's input rows and word cw (B = WORD_BITS bits). With
-// 32-bit words it is a word copy; with 64-bit words word cw combines contract words 2cw (low half) and
-// 2cw + 1 (high half, 0 past the pixel's last word). Bits of channels >= C_IN are cleared (the contract says
-// they are 0; clearing them keeps the GEMM exact whatever the caller's tail bits hold). im2col_pack_words
-// then builds the patches as for a float input.
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void channel_pack_words(
-    __global const uint* restrict x, __global word_t* restrict packed, const int C_IN, const int H, const int W,
-    const int Cw, const int Cw32, const int n0, const int iy_first, const int iy_count, const int pixels) {
-  const int q = (int)get_global_id(0);
-  const int cw = (int)get_global_id(1);
-  if (q >= pixels) return;
-  const int per_image = iy_count * W;
-  const int image = q / per_image;
-  const int r = q - image * per_image; /* (iy - iy_first)*W + ix: rows are contiguous in the image */
-  const ulong pixel = ((ulong)(n0 + image) * (ulong)H + (ulong)iy_first) * (ulong)W + (ulong)r;
-  __global const uint* src = x + pixel * (ulong)Cw32;
+// layout of include/xnorcl/packed.hpp (32-bit words [N][H][W][Cw] (here Cw = ceil(C_IN/32)), channel c at bit
+// c%32 of word c/32, bit 1 = +1); no thresholds, no binarized copy. The K order is (ky, kx, cw) in these
+// 32-bit units: unit u = (ky*KW + kx)*Cw + cw, and word w of a patch holds units UNITS_PER_WORD*w ..
+// UNITS_PER_WORD*w + UNITS_PER_WORD - 1 (with 64-bit words unit 2w in the low half, so a word may span two
+// taps and 32 channels fill every bit: 13 words per 5x5 patch, not 25); units past the last are 0. Bits of
+// channels >= C_IN are cleared (the contract says they are 0; clearing them keeps the GEMM exact whatever the
+// caller's tail bits hold); pad taps are the pad bit on every valid channel.
+// Work-item (g, w) writes word w of the patches of run g of WORDS_RUN consecutive output columns of one
+// output row (as im2col_pack_words: g = line*runs_per_row + run); with stride_x 1, Cw 1 and the run's taps
+// inside the row a unit is one vector load, otherwise lane by lane. Work-item g == runs writes word w of the
+// zero columns [P, P_pad). NDRange global (runs + 1 rounded up to WG_SIZE, Kw), local (WG_SIZE, 1).
+#define UNITS_PER_WORD (WORD_BITS / 32)
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_units(
+    __global const uint* restrict x, __global word_t* restrict patches, const int C_IN, const int H, const int W,
+    const int KW, const int stride_y, const int stride_x, const int dilation_y, const int dilation_x,
+    const int pad_top, const int pad_left, const int OW, const int Cw, const int units, const int n0,
+    const int oy0, const int rows, const int P, const int P_pad, const uint pad_bit, const int runs_per_row,
+    const int runs) {
+  const int g = (int)get_global_id(0);
+  const int w = (int)get_global_id(1);
+  if (g > runs) return;
+  __global word_t* out = patches + (ulong)w * (ulong)P_pad;
+  if (g == runs) {
+    for (int p = P; p < P_pad; ++p) out[p] = 0;
+    return;
+  }
+  int line, ox0, image, row;
+  output_run(g, runs_per_row, WORDS_RUN, rows, &line, &ox0, &image, &row);
+  const int n_columns = min(WORDS_RUN, OW - ox0);
+  const int oy = oy0 + row;
+  word16_t v = (word16_t)0;
+  for (int part = 0; part < UNITS_PER_WORD; ++part) {
+    const int u = w * UNITS_PER_WORD + part;
+    if (u >= units) break;
+    const int tap = u / Cw;
+    const int cw = u - tap * Cw;
+    const int ky = tap / KW;
+    const int kx = tap - ky * KW;
+    const int count = C_IN - cw * 32;
+    const uint valid = count >= 32 ? 0xffffffffu : (1u << count) - 1u;
+    const uint pad_unit = pad_bit ? valid : 0u;
+    // Positions in 64 bits: strides, dilations and pads may be near INT_MAX.
+    const long iy = (long)oy * stride_y - pad_top + (long)ky * dilation_y;
+    const long ix0 = (long)ox0 * stride_x - pad_left + (long)kx * dilation_x;
+    uint16 lanes;
+    if (iy < 0 || iy >= H) {
+      lanes = (uint16)pad_unit;
+    } else {
+      __global const uint* src =
+          x + ((ulong)(n0 + image) * (ulong)H + (ulong)iy) * (ulong)W * (ulong)Cw + (ulong)cw;
+      if (stride_x == 1 && Cw == 1 && ix0 >= 0 && ix0 + (WORDS_RUN - 1) < W) {
+        lanes = vload16(0, src + ix0) & (uint16)valid;
+      } else {
+        uint taps[WORDS_RUN];
+        long ix = ix0;
+        for (int i = 0; i < WORDS_RUN; ++i) {
+          taps[i] = ix >= 0 && ix < W ? src[(ulong)ix * (ulong)Cw] & valid : pad_unit;
+          ix += stride_x;
+        }
+        lanes = vload16(0, taps);
+      }
+    }
 #if WORD_BITS == 64
-  const int w32 = 2 * cw;
-  const ulong hi = w32 + 1 < Cw32 ? (ulong)src[w32 + 1] : 0ul;
-  word_t word = (ulong)src[w32] | (hi << 32);
+    v |= convert_ulong16(lanes) << (ulong)(32 * part);
 #else
-  word_t word = src[cw];
+    v = lanes;
 #endif
-  const int count = C_IN - cw * WORD_BITS;
-  if (count < WORD_BITS) word &= ((word_t)1 << count) - 1;
-  packed[(ulong)q * (ulong)Cw + (ulong)cw] = word;
+  }
+  out += (ulong)line * (ulong)OW + (ulong)ox0;
+  if (n_columns == WORDS_RUN) {
+    vstore16(v, 0, out);
+  } else {
+    word_t column_words[WORDS_RUN];
+    vstore16(v, 0, column_words);
+    for (int i = 0; i < n_columns; ++i) out[i] = column_words[i];
+  }
 }

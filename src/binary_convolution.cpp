@@ -1,7 +1,7 @@
 // BinaryConvolution: validate -> pads -> pack the filter into the device layout -> plan -> enqueue the
 // launchers (im2col_pack, xnor_gemm; where a pad_value other than +-1 meets pad taps, the GEMM folds it into
 // its border stores). The output choice (Options::output) is the GEMM's epilogue (xnor_gemm_fused,
-// xnor_gemm_bits); a packed input (Options::input_packed) is read by channel_pack_words.
+// xnor_gemm_bits); a packed input (Options::input_packed) is read by im2col_pack_units.
 // Results are never computed on the host.
 #include "xnorcl/binary_convolution.hpp"
 
@@ -395,7 +395,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
 
   // The filter in the device layout: filters[w * M_pad + o] in the layer's K order (see im2col_pack.cl):
   // dense, bit j of word w is k = B*w + j; channel-packed, word w = (ky*KW + kx)*Cw + cw holds channels
-  // B*cw + j at bit j. Tail bits are 0.
+  // B*cw + j at bit j; unit-packed (packed input), unit u = (ky*KW + kx)*Cw + cw holds channels 32*cw + j at
+  // bit j, as half u % (B/32) of word u / (B/32). Tail bits are 0.
   const int tile_m = m.gemm.tile_m();
   // xnor_gemm_bits reads the 32 filter rows of each output word: M_pad a multiple of 32 as well.
   const bool packed_kernel = options.output.kind == Output::Kind::Packed && !m.gemm.packs_in_fused();
@@ -416,7 +417,12 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
         if (!filter.bit(base + k)) continue;
         std::size_t w;
         int bit;
-        if (d.channel_packed) {
+        if (d.unit_packed) {
+          const int c = k / taps, tap = k % taps;
+          const std::size_t unit = std::size_t(tap) * d.Cw + std::size_t(c / 32);
+          w = unit / std::size_t(d.units_per_word());
+          bit = static_cast<int>(unit % std::size_t(d.units_per_word())) * 32 + c % 32;
+        } else if (d.channel_packed) {
           const int c = k / taps, tap = k % taps;
           w = std::size_t(tap) * d.Cw + std::size_t(c / B);
           bit = c % B;

@@ -26,6 +26,13 @@ struct LayerDims {
   int word_bits = 32;
   bool channel_packed = false;
   int Cw = 0;
+  // A packed input (InputType::Packed) is channel-packed in 32-bit units, the contract's words: K order
+  // (ky, kx, cw) with Cw = ceil(C_IN / 32) units per pixel, unit u = (ky*KW + kx)*Cw + cw is half u % 2 of
+  // word u / 2 with 64-bit words (a word may span two taps: 32 channels fill 13 words of a 5x5 patch, not
+  // 25), the word itself with 32-bit words; Kw = ceil(KH*KW*Cw / units_per_word()). Read straight from the
+  // input by im2col_pack_units, no binarized copy.
+  bool unit_packed = false;
+  int units_per_word() const { return word_bits / 32; }
   // Dense layouts with dilation_x == 1 and KW <= word_bits are built from binarized bit rows of
   // Rw = ceil(W / word_bits) words (row_pack_*, then im2col_pack_rows); other dense layouts bit by bit
   // (im2col_pack_*).
@@ -51,6 +58,7 @@ struct Chunk {
   // [n_count][C_IN][iy_count][Rw] bit rows; none for per-bit dense packing) and the largest index of its
   // first dimension(s) the kernels count in 32-bit ints.
   std::uint64_t packed_words(const LayerDims& d) const {
+    if (d.unit_packed) return 0;
     if (d.channel_packed)
       return std::uint64_t(n_count) * std::uint64_t(iy_count) * std::uint64_t(d.W) * std::uint64_t(d.Cw);
     if (d.bit_rows)
@@ -58,6 +66,7 @@ struct Chunk {
     return 0;
   }
   std::uint64_t packed_int_extent(const LayerDims& d) const {
+    if (d.unit_packed) return 0;
     if (d.channel_packed) return std::uint64_t(n_count) * std::uint64_t(iy_count) * std::uint64_t(d.W);
     if (d.bit_rows)
       return std::max(std::uint64_t(n_count) * std::uint64_t(d.C_IN),
@@ -71,18 +80,26 @@ struct Chunk {
 // dense packing from bit rows would not save a quarter of the words; else dense (c, ky, kx) packing (a
 // 3-channel first layer; the paper's 32 channels with 64-bit words: 13 words per 5x5 patch instead of 25,
 // and the GEMM's time goes with the words), from bit rows where dilation_x == 1 and KW <= word_bits (needs
-// d.W, d.KW and d.dilation_x), else bit by bit. A packed input (force_channel_packed) is always
-// channel-packed: its words are copied, not binarized. Sets channel_packed, Cw, bit_rows, Rw and Kw.
-inline void choose_packing(LayerDims& d, int word_bits, bool force_channel_packed = false) {
+// d.W, d.KW and d.dilation_x), else bit by bit. A packed input (packed_input) is always unit-packed: its
+// words are copied, not binarized. Sets channel_packed, unit_packed, Cw, bit_rows, Rw and Kw.
+inline void choose_packing(LayerDims& d, int word_bits, bool packed_input = false) {
   d.word_bits = word_bits;
+  d.Rw = (d.W + word_bits - 1) / word_bits;
+  if (packed_input) {
+    d.channel_packed = d.unit_packed = true;
+    d.bit_rows = false;
+    d.Cw = (d.C_IN + 31) / 32;
+    d.Kw = static_cast<int>((std::int64_t(d.KH) * d.KW * d.Cw + d.units_per_word() - 1) / d.units_per_word());
+    return;
+  }
+  d.unit_packed = false;
   d.Cw = (d.C_IN + word_bits - 1) / word_bits;
   const bool rows_possible = d.dilation_x == 1 && d.KW <= word_bits;
   const std::int64_t dense_words = (std::int64_t(d.K) + word_bits - 1) / word_bits;
   const std::int64_t channel_words = std::int64_t(d.KH) * d.KW * d.Cw;
-  d.channel_packed = force_channel_packed || (2 * std::int64_t(d.C_IN) >= std::int64_t(d.Cw) * word_bits &&
-                                              !(rows_possible && 4 * dense_words <= 3 * channel_words));
+  d.channel_packed = 2 * std::int64_t(d.C_IN) >= std::int64_t(d.Cw) * word_bits &&
+                     !(rows_possible && 4 * dense_words <= 3 * channel_words);
   d.bit_rows = !d.channel_packed && rows_possible;
-  d.Rw = (d.W + word_bits - 1) / word_bits;
   d.Kw = d.channel_packed ? d.KH * d.KW * d.Cw : (d.K + word_bits - 1) / word_bits;
 }
 

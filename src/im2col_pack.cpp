@@ -14,7 +14,7 @@ Im2colPackLauncher::Im2colPackLauncher(const RuntimeState& state) : work_group_(
   row_f32_ = make_kernel(state.im2col_pack, row_kernel_name(false), state.device, work_group_);
   row_u8_ = make_kernel(state.im2col_pack, row_kernel_name(true), state.device, work_group_);
   rows_ = make_kernel(state.im2col_pack, rows_kernel_name(), state.device, work_group_);
-  channel_words_ = make_kernel(state.im2col_pack, packed_input_kernel_name(), state.device, work_group_);
+  units_ = make_kernel(state.im2col_pack, packed_input_kernel_name(), state.device, work_group_);
 }
 
 // channel_pack_*'s work-items along dimension 0: runs of kChannelPackRun consecutive pixels of one image's
@@ -60,15 +60,14 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
     return out;
   }
   if (input == InputType::Packed) {
-    // channel_pack_words: one work-item per pixel and word.
+    // One more work-item than runs: it writes the zero columns [P, P_pad).
     l.kernel = packed_input_kernel_name();
-    const std::int64_t pixels = std::int64_t(c.n_count) * c.iy_count * d.W;
-    l.global = {static_cast<std::size_t>(round_up(pixels, wg)), static_cast<std::size_t>(d.Cw)};
-  } else {
-    l.kernel = kernel_name(uint8_input, true);
-    l.global = {static_cast<std::size_t>(round_up(channel_pack_runs(d, c), wg)),
-                static_cast<std::size_t>(d.Cw)};
+    l.global = {static_cast<std::size_t>(round_up(output_runs(d, c) + 1, wg)), static_cast<std::size_t>(d.Kw)};
+    out.push_back(l);
+    return out;
   }
+  l.kernel = kernel_name(uint8_input, true);
+  l.global = {static_cast<std::size_t>(round_up(channel_pack_runs(d, c), wg)), static_cast<std::size_t>(d.Cw)};
   out.push_back(l);
   l.kernel = words_kernel_name();
   // One more work-item than runs: it writes the zero columns [P, P_pad).
@@ -142,25 +141,35 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, InputType i
         },
         std::string("enqueueing ") + ls[0].kernel);
   }
-  const bool words_in = input_type == InputType::Packed;
-  cl::Kernel& k = words_in ? channel_words_ : uint8_input ? channel_u8_ : channel_f32_;
+  if (input_type == InputType::Packed) {
+    return cl_call(
+        [&] {
+          cl_uint i = 0;
+          units_.setArg(i++, input);
+          units_.setArg(i++, patches);
+          const int units = d.KH * d.KW * d.Cw;
+          for (int v : {d.C_IN, d.H, d.W, d.KW, d.stride_y, d.stride_x, d.dilation_y, d.dilation_x, d.pad_top,
+                        d.pad_left, d.OW, d.Cw, units, c.n0, c.oy0, c.rows, c.P, c.P_pad}) {
+            units_.setArg(i++, static_cast<cl_int>(v));
+          }
+          units_.setArg(i++, pad_bit);
+          const std::int64_t runs = output_runs(d, c);
+          units_.setArg(i++, static_cast<cl_int>(runs / (std::int64_t(c.n_count) * c.rows)));
+          units_.setArg(i++, static_cast<cl_int>(runs));
+          return run(units_, ls[0], wait);
+        },
+        std::string("enqueueing ") + ls[0].kernel);
+  }
+  cl::Kernel& k = uint8_input ? channel_u8_ : channel_f32_;
   const cl::Event binarized = cl_call(
       [&] {
         cl_uint i = 0;
         k.setArg(i++, input);
         k.setArg(i++, packed);
-        if (words_in) {
-          const int pixels = c.n_count * c.iy_count * d.W;
-          const int Cw32 = (d.C_IN + 31) / 32;
-          for (int v : {d.C_IN, d.H, d.W, d.Cw, Cw32, c.n0, c.iy_first, c.iy_count, pixels}) {
-            k.setArg(i++, static_cast<cl_int>(v));
-          }
-        } else {
-          k.setArg(i++, threshold_keys);
-          const auto runs = static_cast<int>(channel_pack_runs(d, c));
-          for (int v : {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, runs / c.n_count, runs}) {
-            k.setArg(i++, static_cast<cl_int>(v));
-          }
+        k.setArg(i++, threshold_keys);
+        const auto runs = static_cast<int>(channel_pack_runs(d, c));
+        for (int v : {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, runs / c.n_count, runs}) {
+          k.setArg(i++, static_cast<cl_int>(v));
         }
         return run(k, ls[0], wait);
       },

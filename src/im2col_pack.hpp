@@ -1,6 +1,7 @@
 // Launches cl_kernels/im2col_pack.cl: binarizes the input and writes the packed k-major patch matrix, in the
 // layer's layout (dense from bit rows: row_pack_* then im2col_pack_rows; dense bit by bit (dilation_x > 1):
-// one launch of im2col_pack_*; channel-packed: channel_pack_* then im2col_pack_words).
+// one launch of im2col_pack_*; channel-packed: channel_pack_* then im2col_pack_words; a packed input,
+// unit-packed: one launch of im2col_pack_units).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,7 @@ class Im2colPackLauncher {
 
   // The kernel that reads X (the one every run of the layout enqueues first).
   static const char* kernel_name(bool uint8_input, bool channel_packed = false);
-  static const char* packed_input_kernel_name() { return "channel_pack_words"; }
+  static const char* packed_input_kernel_name() { return "im2col_pack_units"; }
   static const char* words_kernel_name() { return "im2col_pack_words"; }
   static const char* row_kernel_name(bool uint8_input) {
     return uint8_input ? "row_pack_u8" : "row_pack_f32";
@@ -32,16 +33,16 @@ class Im2colPackLauncher {
   // Pixels per channel_pack_* work-item (PACK_RUN in cl_kernels/im2col_pack.cl).
   static constexpr int kChannelPackRun = 16;
   static std::int64_t channel_pack_runs(const LayerDims& d, const Chunk& c);
-  // Output columns per im2col_pack_rows and im2col_pack_words work-item (ROWS_RUN and WORDS_RUN in
-  // cl_kernels/im2col_pack.cl).
+  // Output columns per im2col_pack_rows, im2col_pack_words and im2col_pack_units work-item (ROWS_RUN and
+  // WORDS_RUN in cl_kernels/im2col_pack.cl).
   static constexpr int kOutputRun = 16;
   static std::int64_t output_runs(const LayerDims& d, const Chunk& c);
   std::vector<Plan::Launch> launches(const LayerDims& d, const Chunk& c,
                                      InputType input = InputType::F32) const;
   // Packs the chunk's patches (channel-packed layouts go through `packed`, [n_count][iy_count][W][Cw] words,
   // bit-row layouts through `packed` as [n_count][C_IN][iy_count][Rw] words);
-  // a packed input (InputType::Packed, channel-packed layouts only) is copied into `packed` by
-  // channel_pack_words; pad_bit is the bit of every pad tap (1 only for pad_value +1). Appends (kernel,
+  // a packed input (InputType::Packed, unit-packed layouts only) is read straight into the patches by
+  // im2col_pack_units; pad_bit is the bit of every pad tap (1 only for pad_value +1). Appends (kernel,
   // event) of each launch to `events`; returns the last event.
   cl::Event enqueue(const cl::CommandQueue& queue, InputType input_type, const cl::Buffer& input,
                     const cl::Buffer& packed, const cl::Buffer& patches, const cl::Buffer& threshold_keys,
@@ -49,7 +50,7 @@ class Im2colPackLauncher {
                     std::vector<std::pair<std::string, cl::Event>>& events);
 
  private:
-  cl::Kernel f32_, u8_, channel_f32_, channel_u8_, words_, row_f32_, row_u8_, rows_, channel_words_;
+  cl::Kernel f32_, u8_, channel_f32_, channel_u8_, words_, row_f32_, row_u8_, rows_, units_;
   std::size_t work_group_ = 1;
 };
 

@@ -82,7 +82,7 @@ std::string packed_gemm_kernel(const BinaryConvolution& conv) {
                                                                                : "xnor_gemm_bits";
 }
 
-// The kernels of this run: the packing kernels of the plan's layout (channel_pack_words for a packed
+// The kernels of this run: the packing kernels of the plan's layout (im2col_pack_units alone for a packed
 // input), then the GEMM kernel of the output choice; nothing else (the output choice adds no launch).
 void require_io_kernels_ran(const BinaryConvolution& conv, Variant variant, bool uint8_input) {
   REQUIRE(conv.plan().variant == variant);
@@ -92,7 +92,7 @@ void require_io_kernels_ran(const BinaryConvolution& conv, Variant variant, bool
   std::vector<std::string> want;
   if (conv.input_packed()) {
     REQUIRE(conv.plan().channel_packed);
-    want = {"channel_pack_words", "im2col_pack_words"};
+    want = {"im2col_pack_units"};
   } else {
     want = packing_kernels(conv.plan(), uint8_input);
   }

@@ -64,8 +64,7 @@ void small_network_is_bitwise_equal(Variant variant) {
   // convolution of packed input reads the words directly (no unpack_bits launch).
   for (const char* kernel :
        {"0:convolution binary_convolution+scale_bias xnor_gemm_fused", "2:threshold threshold_pack",
-        "3:max_pool binary_maxpool", "4:convolution binary_convolution channel_pack_words",
-        "4:convolution binary_convolution im2col_pack_words", "5:max_pool maxpool_f32",
+        "3:max_pool binary_maxpool", "4:convolution binary_convolution im2col_pack_units", "5:max_pool maxpool_f32",
         "7:fully_connected binary_fc"}) {
     INFO(kernel);
     REQUIRE(has_stage(stages, kernel));
@@ -115,7 +114,7 @@ void vehicle_classifier_is_bitwise_equal(Variant variant) {
   const std::string gemm = variant == Variant::Local ? "xnor_gemm_fused" : "xnor_gemm_bits";
   for (const std::string& kernel :
        {"0:convolution binary_convolution+threshold " + gemm,
-        std::string("3:convolution binary_convolution+threshold channel_pack_words"),
+        std::string("3:convolution binary_convolution+threshold im2col_pack_units"),
         "3:convolution binary_convolution+threshold " + gemm}) {
     INFO(kernel);
     REQUIRE(has_stage(stages, kernel));

@@ -8,7 +8,7 @@
 // `cases` runs configurations [FIRST, FIRST + COUNT) of the table below through BinaryConvolution on the
 // forced variant and requires each to be bitwise equal to the host reference; `io` runs the output choices
 // (ScaleBias through xnor_gemm_fused; Packed through xnor_gemm_fused on Local, xnor_gemm_bits on Global and
-// on a Local GEMM whose tile is under 32 channels) and packed input (channel_pack_words, 32- and 64-bit
+// on a Local GEMM whose tile is under 32 channels) and packed input (im2col_pack_units, 32- and 64-bit
 // words) on runtimes [FIRST, FIRST + COUNT) of its table; CTest fails the test when Oclgrind reports anything
 // (invalid accesses, data races, uninitialized values, API errors). The canaries run kernels with a known
 // defect; their CTest tests pass only when Oclgrind reports it.
@@ -391,7 +391,7 @@ int run_io(std::size_t first, std::size_t count) {
       const std::vector<float> got = conv.run(x_words.data());
       const std::string d = bitwise_difference(got, y, g.output);
       if (!d.empty()) std::cout << "    " << d << "\n";
-      report("packed input", d.empty() && ran_kernel(conv, "channel_pack_words"));
+      report("packed input", d.empty() && ran_kernel(conv, "im2col_pack_units"));
     }
     {
       BinaryConvolution& conv = make(packed_attributes, true, Output::packed(rules));
