@@ -62,12 +62,14 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
   if (input == InputType::Packed) {
     // One more work-item than runs: it writes the zero columns [P, P_pad).
     l.kernel = packed_input_kernel_name();
-    l.global = {static_cast<std::size_t>(round_up(output_runs(d, c) + 1, wg)), static_cast<std::size_t>(d.Kw)};
+    l.global = {static_cast<std::size_t>(round_up(output_runs(d, c) + 1, wg)),
+                static_cast<std::size_t>(d.Kw)};
     out.push_back(l);
     return out;
   }
   l.kernel = kernel_name(uint8_input, true);
-  l.global = {static_cast<std::size_t>(round_up(channel_pack_runs(d, c), wg)), static_cast<std::size_t>(d.Cw)};
+  l.global = {static_cast<std::size_t>(round_up(channel_pack_runs(d, c), wg)),
+              static_cast<std::size_t>(d.Cw)};
   out.push_back(l);
   l.kernel = words_kernel_name();
   // One more work-item than runs: it writes the zero columns [P, P_pad).

@@ -64,8 +64,8 @@ void small_network_is_bitwise_equal(Variant variant) {
   // convolution of packed input reads the words directly (no unpack_bits launch).
   for (const char* kernel :
        {"0:convolution binary_convolution+scale_bias xnor_gemm_fused", "2:threshold threshold_pack",
-        "3:max_pool binary_maxpool", "4:convolution binary_convolution im2col_pack_units", "5:max_pool maxpool_f32",
-        "7:fully_connected binary_fc"}) {
+        "3:max_pool binary_maxpool", "4:convolution binary_convolution im2col_pack_units",
+        "5:max_pool maxpool_f32", "7:fully_connected binary_fc"}) {
     INFO(kernel);
     REQUIRE(has_stage(stages, kernel));
   }
