@@ -654,7 +654,12 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 // between layouts and the 32 tests ran as scalar compare-and-branch steps: most of a K-light layer's time).
 // The filter words of a step are the same for every work-item of a row of the NDRange, the patch word is
 // the work-item's own (adjacent work-items, adjacent words).
-// NDRange: global (P_pad rounded up to WG*WG, M_pad / 32), local (WG*WG, 1).
+// With pool_KH > 0 (BinaryConvolution::Options::max_pool) the work-item is a pixel of the max-pooled output
+// and writes the OR of the words of its window's positions (the max of +-1 values is the OR of their bits;
+// OpenVINO MaxPool windows: rows py*pool_sy - pool_pt + [0, pool_KH) clipped to the output, columns
+// likewise; pad positions are not taps): conv -> threshold -> pool in one launch, no unpooled words stored.
+// The host gives such a launch chunks of whole images.
+// NDRange: global (P_pad, or the chunk's pooled pixels, rounded up to WG*WG; M_pad / 32), local (WG*WG, 1).
 #if WORD_BITS == 64
 typedef ulong8 word8_t;
 #else
@@ -677,18 +682,13 @@ inline uint interval_bits8(const int8 g, const int8 lo, const uint8 count) {
          hit.s7 << 7;
 }
 
-__kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bits(
-    __global const word_t* restrict filters, __global const word_t* restrict patches,
-    __global uint* restrict words, const int M, const int M_pad, const int Kw, const int K, const int P,
-    const int P_pad, const int per_image, const int n0, const ulong OHW, const ulong row_offset,
-    const int correct, const float v, __global const int* restrict s_table, const int OW, const int oy0,
-    const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
-    const int column_classes, __global const uint* restrict keys, __global const uint* restrict modes,
-    __global const int* restrict int_lo, __global const uint* restrict int_count, const int Cw_out) {
-  const int p = (int)get_global_id(0);
-  const int word = (int)get_global_id(1);
-  if (p >= P) return;
-  const int o0 = word * 32;
+// The packed word of channels o0 .. o0 + 31 at column p of the patch matrix, output position (oy, ox) (read
+// only under the pad fold).
+inline uint column_bits(__global const word_t* restrict filters, __global const word_t* restrict patches,
+                        const int p, const int o0, const int M, const int M_pad, const int Kw, const int K,
+                        const int P_pad, const int correct, const int oy, const int ox, const pad_fold* fold,
+                        __global const uint* restrict keys, __global const uint* restrict modes,
+                        __global const int* restrict int_lo, __global const uint* restrict int_count) {
   uint8 acc0 = 0u, acc1 = 0u, acc2 = 0u, acc3 = 0u;
   __global const word_t* fp = filters + o0;
   __global const word_t* pp = patches + p;
@@ -704,39 +704,91 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
   // G = K - 2 * popcounts, lanes of channels o0 + 8q .. o0 + 8q + 7.
   const int8 g0 = K - 2 * as_int8(acc0), g1 = K - 2 * as_int8(acc1);
   const int8 g2 = K - 2 * as_int8(acc2), g3 = K - 2 * as_int8(acc3);
-  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10
-  // cannot execute).
-  const int image = p / per_image;
-  const int within = p - image * per_image;
-  PAD_FOLD_FROM_ARGUMENTS(fold);
   int border = 0, cls = 0;
-  if (correct) {
-    const int ry = within / OW;
-    const int ox = within - ry * OW;
-    border = border_class(&fold, oy0 + ry, ox, &cls);
-  }
-  uint bits;
+  if (correct) border = border_class(fold, oy, ox, &cls);
   if (border) {
     int g[32];
     vstore8(g0, 0, g);
     vstore8(g1, 1, g);
     vstore8(g2, 2, g);
     vstore8(g3, 3, g);
-    bits = 0u;
+    uint bits = 0u;
     // s_table has rows o < M only.
     for (int i = 0; i < 32 && o0 + i < M; ++i) {
       const int o = o0 + i;
-      bits |= fused_rule_bit(folded(&fold, g[i], o, 1, cls), keys[o], modes[o]) << i;
+      bits |= fused_rule_bit(folded(fold, g[i], o, 1, cls), keys[o], modes[o]) << i;
     }
-  } else {
-    // The value is the integer G (exact in float): the rule as an interval of integers.
-    __global const int* lo = int_lo + o0;
-    __global const uint* count = int_count + o0;
-    bits = interval_bits8(g0, vload8(0, lo), vload8(0, count)) |
-           interval_bits8(g1, vload8(1, lo), vload8(1, count)) << 8 |
-           interval_bits8(g2, vload8(2, lo), vload8(2, count)) << 16 |
-           interval_bits8(g3, vload8(3, lo), vload8(3, count)) << 24;
+    return bits;
   }
-  const ulong pixel = (ulong)(n0 + image) * OHW + row_offset + (ulong)within;
-  words[pixel * (ulong)Cw_out + (ulong)word] = bits;
+  // The value is the integer G (exact in float): the rule as an interval of integers.
+  __global const int* lo = int_lo + o0;
+  __global const uint* count = int_count + o0;
+  return interval_bits8(g0, vload8(0, lo), vload8(0, count)) |
+         interval_bits8(g1, vload8(1, lo), vload8(1, count)) << 8 |
+         interval_bits8(g2, vload8(2, lo), vload8(2, count)) << 16 |
+         interval_bits8(g3, vload8(3, lo), vload8(3, count)) << 24;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bits(
+    __global const word_t* restrict filters, __global const word_t* restrict patches,
+    __global uint* restrict words, const int M, const int M_pad, const int Kw, const int K, const int P,
+    const int P_pad, const int per_image, const int n0, const ulong OHW, const ulong row_offset,
+    const int correct, const float v, __global const int* restrict s_table, const int OW, const int oy0,
+    const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
+    const int column_classes, __global const uint* restrict keys, __global const uint* restrict modes,
+    __global const int* restrict int_lo, __global const uint* restrict int_count, const int Cw_out,
+    const int pool_KH, const int pool_KW, const int pool_sy, const int pool_sx, const int pool_pt,
+    const int pool_pl, const int POH, const int POW, const int OH, const int py_first, const int py_count) {
+  const int word = (int)get_global_id(1);
+  const int o0 = word * 32;
+  PAD_FOLD_FROM_ARGUMENTS(fold);
+  uint bits = 0u;
+  if (pool_KH == 0) {
+    const int p = (int)get_global_id(0);
+    if (p >= P) return;
+    // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10
+    // cannot execute).
+    const int image = p / per_image;
+    const int within = p - image * per_image;
+    int ry = 0, ox = 0;
+    if (correct) {
+      ry = within / OW;
+      ox = within - ry * OW;
+    }
+    bits = column_bits(filters, patches, p, o0, M, M_pad, Kw, K, P_pad, correct, oy0 + ry, ox, &fold, keys,
+                       modes, int_lo, int_count);
+    const ulong pixel = (ulong)(n0 + image) * OHW + row_offset + (ulong)within;
+    words[pixel * (ulong)Cw_out + (ulong)word] = bits;
+    return;
+  }
+  // Max-pool: work-item q is pixel px of pooled row py_first + q / POW of chunk image q / (py_count*POW); it
+  // ORs the words of the positions of its window inside the chunk's rows [oy0, oy0 + per_image / OW). A
+  // window cut by a chunk boundary is finished by the next chunk's launch, which ORs into the word (launches
+  // run one after another); the chunk holding the window's first row (or, for an empty window, the image's
+  // first chunk) stores it.
+  const int q = (int)get_global_id(0);
+  const int images = P / per_image;
+  const int per_image_pooled = py_count * POW;
+  if (q >= images * per_image_pooled) return;
+  const int image = q / per_image_pooled;
+  const int r = q - image * per_image_pooled;
+  const int row = r / POW;
+  const int px = r - row * POW;
+  const int py = py_first + row;
+  const int y0 = py * pool_sy - pool_pt, x0 = px * pool_sx - pool_pl;
+  const int y_lo = max(y0, 0), y_hi = min(y0 + pool_KH, OH);
+  const int chunk_end = oy0 + per_image / OW;
+  for (int oy = max(y_lo, oy0); oy < min(y_hi, chunk_end); ++oy) {
+    for (int ox = max(x0, 0); ox < min(x0 + pool_KW, OW); ++ox) {
+      bits |= column_bits(filters, patches, image * per_image + (oy - oy0) * OW + ox, o0, M, M_pad, Kw, K,
+                          P_pad, correct, oy, ox, &fold, keys, modes, int_lo, int_count);
+    }
+  }
+  const ulong pixel = ((ulong)(n0 + image) * (ulong)POH + (ulong)py) * (ulong)POW + (ulong)px;
+  __global uint* out = words + pixel * (ulong)Cw_out + (ulong)word;
+  if (y_lo >= oy0 || y_lo >= y_hi) {
+    *out = bits;
+  } else {
+    *out |= bits;
+  }
 }

@@ -128,6 +128,12 @@ void validate_options(const BinaryConvolution::Attributes& a, const BinaryConvol
   } else if (out.kind != Kind::Float) {
     throw InvalidArgument(where + "unknown Output::Kind " + std::to_string(static_cast<int>(out.kind)));
   }
+  if (o.max_pool && out.kind != Kind::Packed) {
+    throw InvalidArgument(where +
+                          "Options::max_pool needs Output::Packed (it pools thresholded bits); the "
+                          "output is " +
+                          (out.kind == Kind::Float ? "Float" : "ScaleBias"));
+  }
 }
 
 }  // namespace
@@ -177,6 +183,9 @@ struct BinaryConvolution::Impl {
   // xnor_gemm_bits (XnorGemmLauncher::packs_in_fused).
   detail::Epilogue epilogue;
   enum class GemmKernel { Plain, Fused, Packed } gemm_kernel = GemmKernel::Plain;
+  // Options::max_pool, resolved (KH 0: none); output is then [N, C_OUT, POH, POW].
+  detail::FusedPool pool;
+  Shape output_shape{};
 
   std::uint64_t input_bytes_per_batch() const {
     return options.input_packed ? std::uint64_t(dims.H) * std::uint64_t(dims.W) *
@@ -185,7 +194,8 @@ struct BinaryConvolution::Impl {
   }
   std::uint64_t output_bytes_per_batch() const {
     return options.output.kind == Output::Kind::Packed
-               ? dims.output_plane() * std::uint64_t(packed_words_per_pixel(dims.C_OUT)) * 4
+               ? std::uint64_t(output_shape[2]) * std::uint64_t(output_shape[3]) *
+                     std::uint64_t(packed_words_per_pixel(dims.C_OUT)) * 4
                : dims.output_per_batch() * sizeof(float);
   }
 
@@ -270,7 +280,7 @@ cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl
                                 wait_list);
       last_events.emplace_back(detail::XnorGemmLauncher::fused_kernel_name(), last);
     } else if (gemm_kernel == GemmKernel::Packed) {
-      last = gemm.enqueue_packed(queue, filters, patches, output, dims, M_pad, c, fold, wsum, epilogue,
+      last = gemm.enqueue_packed(queue, filters, patches, output, dims, M_pad, c, fold, wsum, epilogue, pool,
                                  wait_list);
       last_events.emplace_back(detail::XnorGemmLauncher::packed_kernel_name(), last);
     } else {
@@ -320,6 +330,26 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   d.OW = to_int(g.output[3], "OW");
   d.K = to_int(g.input[1] * g.filter[2] * g.filter[3], "C_IN*KH*KW");
   detail::choose_packing(d, state->gemm.word_bits, options.input_packed);
+  m.output_shape = g.output;
+  if (options.max_pool) {
+    PoolGeometry pg;
+    try {
+      pg = validate_pool(*options.max_pool, g.output);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(std::string("BinaryConvolution: Options::max_pool on the output ") +
+                            to_string(g.output) + ": " + e.what());
+    }
+    const PoolAttributes& a = *options.max_pool;
+    m.pool = {a.kernel[0],
+              a.kernel[1],
+              a.strides[0],
+              a.strides[1],
+              pg.pads_begin[0],
+              pg.pads_begin[1],
+              to_int(pg.output[2], "pooled OH"),
+              to_int(pg.output[3], "pooled OW")};
+    m.output_shape = pg.output;
+  }
 
   const float v = attributes.pad_value;
   m.pad_bit = v == 1.0f ? 1u : 0u;
@@ -399,7 +429,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   // bit j, as half u % (B/32) of word u / (B/32). Tail bits are 0.
   const int tile_m = m.gemm.tile_m();
   // xnor_gemm_bits reads the 32 filter rows of each output word: M_pad a multiple of 32 as well.
-  const bool packed_kernel = options.output.kind == Output::Kind::Packed && !m.gemm.packs_in_fused();
+  const bool packed_kernel =
+      options.output.kind == Output::Kind::Packed && (!m.gemm.packs_in_fused() || options.max_pool);
   m.M_pad = static_cast<int>(round_up(d.C_OUT, packed_kernel ? m.gemm.packed_m_multiple() : tile_m));
   const std::uint64_t filter_words = std::uint64_t(d.Kw) * std::uint64_t(m.M_pad);
   const std::uint64_t filter_bytes = filter_words * d.word_bytes();
@@ -657,12 +688,14 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
                               : detail::XnorGemmLauncher::kernel_name();
   p.output = options.output.kind == Kind::Float       ? std::string("float32")
              : options.output.kind == Kind::ScaleBias ? std::string("scale_bias (") + gemm_name + ")"
+             : options.max_pool                       ? std::string("packed, max-pooled (") + gemm_name + ")"
                                                       : std::string("packed (") + gemm_name + ")";
   for (const Plan::Launch& l : m.pack.launches(
            d, m.chunks.front(), options.input_packed ? detail::InputType::Packed : detail::InputType::F32))
     p.launches.push_back(l);
-  p.launches.push_back(m.gemm_kernel == GemmKernel::Packed ? m.gemm.packed_launch(m.M_pad, m.chunks.front())
-                                                           : m.gemm.launch(m.M_pad, m.chunks.front()));
+  p.launches.push_back(m.gemm_kernel == GemmKernel::Packed
+                           ? m.gemm.packed_launch(m.M_pad, m.chunks.front(), d, m.pool)
+                           : m.gemm.launch(m.M_pad, m.chunks.front()));
   p.launches.back().kernel = gemm_name;
   p.scratch_bytes = static_cast<std::size_t>(
       filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes + packed_bytes +
@@ -686,7 +719,7 @@ Shape BinaryConvolution::input_shape() const {
   return impl().geometry.input;
 }
 Shape BinaryConvolution::output_shape() const {
-  return impl().geometry.output;
+  return impl().output_shape;
 }
 std::array<int, 2> BinaryConvolution::pads_begin() const {
   return impl().geometry.pads_begin;
@@ -848,7 +881,7 @@ cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& 
   const std::uint64_t need_out = m.output_bytes_per_batch() * std::uint64_t(m.dims.N);
   detail::check_enqueue_arguments(m.runtime.state()->context,
                                   {input, need_in, m.geometry.input, m.options.input_packed},
-                                  {output, need_out, m.geometry.output, output_packed()}, false, wait);
+                                  {output, need_out, m.output_shape, output_packed()}, false, wait);
   m.last_events.clear();
   return m.enqueue_all(input, output, m.dims.N,
                        m.options.input_packed ? detail::InputType::Packed : detail::InputType::F32, wait);

@@ -122,11 +122,32 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
       "enqueueing xnor_gemm_fused");
 }
 
-Plan::Launch XnorGemmLauncher::packed_launch(int M_pad, const Chunk& c) const {
+std::pair<int, int> FusedPool::rows_of(const LayerDims& d, const Chunk& c) const {
+  // Pooled row py's window covers output rows [py*stride_y - pad_top, + KH).
+  const std::int64_t s = stride_y, end = std::int64_t(c.oy0) + c.rows;
+  std::int64_t first = 0, last = POH;  // [first, last)
+  if (c.oy0 > 0) {
+    // First py with py*s - pad_top + KH > oy0.
+    const std::int64_t need = std::int64_t(c.oy0) + pad_top - KH;  // py*s > need
+    first = need < 0 ? 0 : need / s + 1;
+  }
+  if (end < d.OH) {
+    // Past the last py with py*s - pad_top < end.
+    last = (end + pad_top + s - 1) / s;
+  }
+  first = std::clamp<std::int64_t>(first, 0, POH);
+  last = std::clamp<std::int64_t>(last, first, POH);
+  return {static_cast<int>(first), static_cast<int>(last - first)};
+}
+
+Plan::Launch XnorGemmLauncher::packed_launch(int M_pad, const Chunk& c, const LayerDims& d,
+                                             const FusedPool& pool) const {
   Plan::Launch l;
   l.kernel = packed_kernel_name();
   const std::int64_t group = static_cast<std::int64_t>(config_.work_group_size());
-  l.global = {static_cast<std::size_t>((c.P_pad + group - 1) / group * group),
+  const std::int64_t items =
+      pool.KH > 0 ? std::int64_t(c.n_count) * pool.rows_of(d, c).second * pool.POW : std::int64_t(c.P_pad);
+  l.global = {static_cast<std::size_t>(std::max<std::int64_t>((items + group - 1) / group * group, group)),
               static_cast<std::size_t>(M_pad / 32)};
   l.local = {config_.work_group_size(), 1};
   return l;
@@ -135,10 +156,11 @@ Plan::Launch XnorGemmLauncher::packed_launch(int M_pad, const Chunk& c) const {
 cl::Event XnorGemmLauncher::enqueue_packed(const cl::CommandQueue& queue, const cl::Buffer& filters,
                                            const cl::Buffer& patches, const cl::Buffer& output,
                                            const LayerDims& d, int M_pad, const Chunk& c, const PadFold& fold,
-                                           const cl::Buffer& sat, const Epilogue& e,
+                                           const cl::Buffer& sat, const Epilogue& e, const FusedPool& pool,
                                            const std::vector<cl::Event>* wait) {
   if (!packed_()) packed_ = make_kernel(program_, packed_kernel_name(), device_, config_.work_group_size());
-  const Plan::Launch l = packed_launch(M_pad, c);
+  const Plan::Launch l = packed_launch(M_pad, c, d, pool);
+  const std::pair<int, int> pooled_rows = pool.KH > 0 ? pool.rows_of(d, c) : std::pair<int, int>(0, 0);
   return cl_call(
       [&] {
         cl_uint i = 0;
@@ -163,6 +185,10 @@ cl::Event XnorGemmLauncher::enqueue_packed(const cl::CommandQueue& queue, const 
         packed_.setArg(i++, e.int_lo);
         packed_.setArg(i++, e.int_count);
         packed_.setArg(i++, static_cast<cl_int>(e.Cw_out));
+        for (int v : {pool.KH, pool.KW, pool.stride_y, pool.stride_x, pool.pad_top, pool.pad_left, pool.POH,
+                      pool.POW, d.OH, pooled_rows.first, pooled_rows.second}) {
+          packed_.setArg(i++, static_cast<cl_int>(v));
+        }
         cl::Event ev;
         queue.enqueueNDRangeKernel(packed_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
                                    cl::NDRange(l.local[0], l.local[1]), wait, &ev);

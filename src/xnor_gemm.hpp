@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "conv_layout.hpp"
@@ -34,6 +35,16 @@ struct Epilogue {
   int Cw_out = 0;
 };
 
+// A max-pool fused into xnor_gemm_bits (BinaryConvolution::Options::max_pool): the resolved window of the
+// pooled output [POH, POW]; KH == 0 means none.
+struct FusedPool {
+  int KH = 0, KW = 0, stride_y = 1, stride_x = 1, pad_top = 0, pad_left = 0, POH = 0, POW = 0;
+  // The pooled rows whose windows meet the chunk's output rows (the first chunk of an image also takes
+  // those before, the last those after: empty windows are written 0 by whoever has them), as
+  // [first, first + count).
+  std::pair<int, int> rows_of(const LayerDims& d, const Chunk& c) const;
+};
+
 class XnorGemmLauncher {
  public:
   XnorGemmLauncher() = default;
@@ -48,7 +59,7 @@ class XnorGemmLauncher {
   // multiple of 32 (packed_m_multiple()).
   bool packs_in_fused() const { return config_.variant == Variant::Local && config_.tile_m() % 32 == 0; }
   int packed_m_multiple() const { return std::max(config_.tile_m(), 32); }
-  Plan::Launch packed_launch(int M_pad, const Chunk& c) const;
+  Plan::Launch packed_launch(int M_pad, const Chunk& c, const LayerDims& d, const FusedPool& pool) const;
   int tile_m() const { return config_.tile_m(); }
   int tile_n() const { return config_.tile_n(); }
   const GemmConfig& config() const { return config_; }
@@ -62,11 +73,13 @@ class XnorGemmLauncher {
                           const cl::Buffer& output, const LayerDims& d, int M_pad, const Chunk& c,
                           const PadFold& fold, const cl::Buffer& sat, const Epilogue& epilogue,
                           const std::vector<cl::Event>* wait);
-  // xnor_gemm_bits (created on first use): packed words (epilogue mode 2) into output.
+  // xnor_gemm_bits (created on first use): packed words (epilogue mode 2) into output, max-pooled where
+  // pool.KH > 0 (chunks run in order: a window cut by a chunk boundary is ORed into by the next chunk).
   cl::Event enqueue_packed(const cl::CommandQueue& queue, const cl::Buffer& filters,
                            const cl::Buffer& patches, const cl::Buffer& output, const LayerDims& d, int M_pad,
                            const Chunk& c, const PadFold& fold, const cl::Buffer& sat,
-                           const Epilogue& epilogue, const std::vector<cl::Event>* wait);
+                           const Epilogue& epilogue, const FusedPool& pool,
+                           const std::vector<cl::Event>* wait);
 
  private:
   cl::Kernel kernel_, fused_, packed_;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "xnorcl/filter.hpp"
 #include "xnorcl/opencl.hpp"
 #include "xnorcl/packed.hpp"
+#include "xnorcl/pool.hpp"
 #include "xnorcl/runtime.hpp"
 #include "xnorcl/shape.hpp"
 
@@ -78,7 +80,8 @@ class BinaryConvolution {
   //     o%32 LSB-first, tail bits 0): bit = threshold_bit(Y, thresholds[o]) of the exact float Y (a
   //     batch-norm followed by sign folds into one rule per channel: fold_batch_norm). thresholds holds C_OUT
   //     rules; the value of a Greater or Less rule must not be NaN.
-  // Both are applied in the GEMM's epilogue, with no further pass over the output: kernel xnor_gemm_fused
+  // Both are applied in the GEMM's epilogue, with no further pass over the output (Packed may also be
+  // max-pooled there: Options::max_pool): kernel xnor_gemm_fused
   // (ScaleBias; Packed on the Local variant, whose work-groups assemble whole words in __local memory) or
   // xnor_gemm_bits (Packed otherwise: one work-item computes the 32 channels of a word). Plan::output and
   // Plan::launches say which.
@@ -105,11 +108,17 @@ class BinaryConvolution {
   struct Options {
     // The input is packed bits (xnorcl/packed.hpp: 32-bit words [N][H][W][ceil(C_IN/32)] of the logical
     // shape input_shape, bit 1 = +1), e.g. the packed output of the layer before: the packing stage reads
-    // the words (channel_pack_words) instead of binarizing floats. Attributes::input_thresholds must then
+    // the words (im2col_pack_units) instead of binarizing floats. Attributes::input_thresholds must then
     // be empty. Padding is unchanged (pad taps take pad_value). Such a layer always uses the channel-packed
     // K layout.
     bool input_packed = false;
     Output output;
+    // With Output::Packed only: a binary max-pool (OpenVINO MaxPool windows, xnorcl/pool.hpp) of the
+    // thresholded bits in the same launch: the max of +-1 values is the OR of their bits, so each output
+    // word is the OR of the words of its window (conv -> threshold -> pool, as BinaryMaxPool after the
+    // packed output, without storing the unpooled words). output_shape() is then the pooled shape. Runs
+    // xnor_gemm_bits on both variants.
+    std::optional<PoolAttributes> max_pool;
   };
 
   // Checks attributes and shapes as OpenVINO does and resolves padding; throws InvalidArgument naming the

@@ -9,6 +9,7 @@
 #include "xnorcl/layers.hpp"
 #include "xnorcl/network.hpp"
 #include "xnorcl/packed.hpp"
+#include "xnorcl/pool.hpp"
 #include "xnorcl/reference.hpp"
 #include "xnorcl/runtime.hpp"
 #include "xnorcl/shape.hpp"

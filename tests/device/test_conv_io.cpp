@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "conv_case.hpp"
 #include "device_checks.hpp"
@@ -300,7 +301,7 @@ void chunked_layers(Variant variant) {
       const Budget budget("400");
       BinaryConvolution::Attributes a = c.attributes;
       a.input_thresholds.clear();
-      BinaryConvolution probe(rt, a, c.input, c.make_filter(), Options{true, Output::float32()});
+      BinaryConvolution probe(rt, a, c.input, c.make_filter(), Options{true, Output::float32(), std::nullopt});
       INFO(probe.plan().to_string());
       REQUIRE(probe.plan().chunks >= 2);
       check_io_case(rt, variant, c);
@@ -462,32 +463,32 @@ void refusals(Variant variant) {
     REQUIRE_THROWS_WITH(BinaryConvolution(rt, c.attributes, c.input, f, o), Catch::Contains(message));
   };
   const std::vector<float> ones(33, 1.0f);
-  refused({false, Output::scale_and_bias(std::vector<float>(3, 1.0f), ones)},
+  refused({false, Output::scale_and_bias(std::vector<float>(3, 1.0f), ones), std::nullopt},
           "Output::ScaleBias has 3 scales and 33 biases for C_OUT = 33");
-  refused({false, Output::scale_and_bias(ones, std::vector<float>(34, 0.0f))},
+  refused({false, Output::scale_and_bias(ones, std::vector<float>(34, 0.0f)), std::nullopt},
           "Output::ScaleBias has 33 scales and 34 biases for C_OUT = 33");
   std::vector<float> bad = ones;
   bad[7] = std::numeric_limits<float>::quiet_NaN();
-  refused({false, Output::scale_and_bias(bad, ones)}, "output channel 7 has scale nan and bias 1");
+  refused({false, Output::scale_and_bias(bad, ones), std::nullopt}, "output channel 7 has scale nan and bias 1");
   bad[7] = 1.0f;
   bad[32] = -std::numeric_limits<float>::infinity();
-  refused({false, Output::scale_and_bias(ones, bad)}, "output channel 32 has scale 1 and bias -inf");
-  refused({false, Output::packed(std::vector<Threshold>(32))},
+  refused({false, Output::scale_and_bias(ones, bad), std::nullopt}, "output channel 32 has scale 1 and bias -inf");
+  refused({false, Output::packed(std::vector<Threshold>(32)), std::nullopt},
           "Output::Packed has 32 threshold rules for C_OUT = 33");
-  refused({false, Output::packed({})}, "Output::Packed has 0 threshold rules for C_OUT = 33");
+  refused({false, Output::packed({}), std::nullopt}, "Output::Packed has 0 threshold rules for C_OUT = 33");
   std::vector<Threshold> rules(33);
   rules[5].value = std::numeric_limits<float>::quiet_NaN();
   rules[5].mode = ThresholdMode::Less;
-  refused({false, Output::packed(rules)}, "the threshold of output channel 5 is NaN (a Less rule");
+  refused({false, Output::packed(rules), std::nullopt}, "the threshold of output channel 5 is NaN (a Less rule");
   rules[5].mode = ThresholdMode::AlwaysOne;  // the value is ignored: accepted
-  REQUIRE_NOTHROW(BinaryConvolution(rt, c.attributes, c.input, f, Options{false, Output::packed(rules)}));
+  REQUIRE_NOTHROW(BinaryConvolution(rt, c.attributes, c.input, f, Options{false, Output::packed(rules), std::nullopt}));
   rules[5].mode = static_cast<ThresholdMode>(9);
-  refused({false, Output::packed(rules)}, "output channel 5 has an unknown mode 9");
-  refused({true, Output::float32()}, "input_thresholds must be empty (5 given)");
+  refused({false, Output::packed(rules), std::nullopt}, "output channel 5 has an unknown mode 9");
+  refused({true, Output::float32(), std::nullopt}, "input_thresholds must be empty (5 given)");
 
   // Wrong input or output type for the layer: refused before any device work, the output untouched.
   BinaryConvolution packed_out(rt, c.attributes, c.input, f,
-                               Options{false, Output::packed(std::vector<Threshold>(33))});
+                               Options{false, Output::packed(std::vector<Threshold>(33)), std::nullopt});
   std::vector<float> y(static_cast<std::size_t>(33 * 36), 42.0f);
   REQUIRE_THROWS_WITH(packed_out.run(c.x_f32.data(), y.data()),
                       Catch::Contains("writes packed words (Output::Packed): use run_packed()"));
@@ -501,7 +502,7 @@ void refusals(Variant variant) {
   for (float v : y) REQUIRE(v == 42.0f);
   BinaryConvolution::Attributes a = c.attributes;
   a.input_thresholds.clear();
-  BinaryConvolution packed_in(rt, a, c.input, f, Options{true, Output::float32()});
+  BinaryConvolution packed_in(rt, a, c.input, f, Options{true, Output::float32(), std::nullopt});
   REQUIRE_THROWS_WITH(packed_in.run(c.x_f32.data(), y.data()),
                       Catch::Contains("reads packed input (Options::input_packed)"));
   for (float v : y) REQUIRE(v == 42.0f);
