@@ -693,9 +693,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   for (const Plan::Launch& l : m.pack.launches(
            d, m.chunks.front(), options.input_packed ? detail::InputType::Packed : detail::InputType::F32))
     p.launches.push_back(l);
-  p.launches.push_back(m.gemm_kernel == GemmKernel::Packed
-                           ? m.gemm.packed_launch(m.M_pad, m.chunks.front(), d, m.pool)
-                           : m.gemm.launch(m.M_pad, m.chunks.front()));
+  p.launches.push_back(m.gemm_kernel == GemmKernel::Packed ? m.gemm.packed_launch(m.chunks.front(), d, m.pool)
+                                                           : m.gemm.launch(m.M_pad, m.chunks.front()));
   p.launches.back().kernel = gemm_name;
   p.scratch_bytes = static_cast<std::size_t>(
       filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes + packed_bytes +

@@ -210,12 +210,16 @@ struct Stage {
   EnqueueFn enqueue;
   std::function<std::vector<StageTime>()> stage_times;  // for stages with several kernels (convolution)
   cl::Buffer buffer;  // its output, except for the last stage (the caller's buffer)
-  // A convolution fused with the layer after it (Threshold: packed output; ScaleBias: scale and bias in the
-  // GEMM's epilogue) produces that layer's output; the convolution's own float output exists only for
-  // run_trace, which computes it with a float twin of the convolution, made on first use.
-  std::function<std::unique_ptr<BinaryConvolution>()> make_twin;
-  std::shared_ptr<BinaryConvolution> twin;
-  Flow twin_out;
+  // A convolution fused with the layers after it (Threshold: packed output; ScaleBias: scale and bias in the
+  // GEMM's epilogue; Threshold then a MaxPool of its bits: packed, max-pooled output) produces the last
+  // fused layer's output; the outputs of the layers before it exist only for run_trace, which computes them
+  // with twins of the convolution (float output, then packed output without the pool), made on first use.
+  struct Twin {
+    std::function<std::unique_ptr<BinaryConvolution>()> make;
+    std::shared_ptr<BinaryConvolution> conv;
+    Flow out;
+  };
+  std::vector<Twin> twins;
 };
 
 std::uint64_t flow_bytes(const Flow& f) {
@@ -241,7 +245,7 @@ Network::Network(const Runtime& runtime, const NetworkSpec& spec) {
   for (std::size_t i = 0; i < spec.layers.size(); ++i) {
     const Layer& layer = spec.layers[i];
     const Flow out = next_flow(i, layer, flow);
-    bool skip_next = false;  // the layer after this convolution was fused into it
+    std::size_t skip = 0;  // layers after this convolution fused into it
     Flow flow_after = out;
     const std::string prefix = std::to_string(i) + ":" + layer_name(layer);
     auto add = [&](const std::string& what, const Flow& produced, EnqueueFn fn, bool layer_output) {
@@ -254,50 +258,55 @@ Network::Network(const Runtime& runtime, const NetworkSpec& spec) {
       m->stages.push_back(std::move(s));
     };
     // A packed input is read directly (Options::input_packed); a Threshold or ScaleBias right after the
-    // convolution becomes its output choice (one launch fewer, no float tensor between them).
+    // convolution becomes its output choice (one launch fewer, no float tensor between them), and a MaxPool
+    // right after that Threshold the output's max_pool (one more launch fewer, no unpooled bits stored).
     auto add_convolution = [&](const ConvolutionLayer& c) {
       BinaryConvolution::Options options;
       options.input_packed = flow.packed;
-      const Layer* next = i + 1 < spec.layers.size() ? &spec.layers[i + 1] : nullptr;
+      auto layer_at = [&](std::size_t k) { return k < spec.layers.size() ? &spec.layers[k] : nullptr; };
       std::string fused_with;
-      if (const auto* t = next ? std::get_if<ThresholdLayer>(next) : nullptr) {
+      std::vector<BinaryConvolution::Options> twin_options(1);  // the float twin's
+      twin_options[0].input_packed = options.input_packed;
+      if (const auto* t = layer_at(i + 1) ? std::get_if<ThresholdLayer>(layer_at(i + 1)) : nullptr) {
         options.output = BinaryConvolution::Output::packed(
             t->rules.empty() ? std::vector<Threshold>(static_cast<std::size_t>(out.shape[1])) : t->rules);
         fused_with = "threshold";
-      } else if (const auto* sb = next ? std::get_if<ScaleBiasLayer>(next) : nullptr) {
+        skip = 1;
+        if (const auto* p = layer_at(i + 2) ? std::get_if<MaxPoolLayer>(layer_at(i + 2)) : nullptr) {
+          twin_options.push_back(options);  // the packed twin's: the threshold layer's output
+          options.max_pool = p->attributes;
+          fused_with = "threshold+max_pool";
+          skip = 2;
+        }
+      } else if (const auto* sb = layer_at(i + 1) ? std::get_if<ScaleBiasLayer>(layer_at(i + 1)) : nullptr) {
         options.output = BinaryConvolution::Output::scale_and_bias(sb->scale, sb->bias);
         fused_with = "scale_bias";
+        skip = 1;
       }
       const Shape in_shape = flow.shape;
       auto conv = std::make_shared<BinaryConvolution>(runtime, c.attributes, in_shape, c.filter, options);
-      if (fused_with.empty()) {
-        add(
-            "binary_convolution", out,
-            [conv](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
-              return conv->enqueue(a, b, w);
-            },
-            true);
-        m->stages.back().stage_times = [conv] { return conv->last_stage_times(); };
-        return;
-      }
-      const Flow fused_out = next_flow(i + 1, *next, out);
+      // The flows of the fused layers: the convolution's, then each fused layer's.
+      std::vector<Flow> flows(1, out);
+      for (std::size_t k = 1; k <= skip; ++k)
+        flows.push_back(next_flow(i + k, spec.layers[i + k], flows.back()));
       add(
-          "binary_convolution+" + fused_with, fused_out,
+          fused_with.empty() ? "binary_convolution" : "binary_convolution+" + fused_with, flows.back(),
           [conv](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
             return conv->enqueue(a, b, w);
           },
           true);
       Stage& st = m->stages.back();
-      st.layer = i + 1;
+      st.layer = i + skip;
       st.stage_times = [conv] { return conv->last_stage_times(); };
-      BinaryConvolution::Options twin_options;
-      twin_options.input_packed = options.input_packed;
-      st.make_twin = [runtime, c, in_shape, twin_options] {
-        return std::make_unique<BinaryConvolution>(runtime, c.attributes, in_shape, c.filter, twin_options);
-      };
-      st.twin_out = out;
-      skip_next = true;
-      flow_after = fused_out;
+      for (std::size_t k = 0; k < skip; ++k) {
+        const BinaryConvolution::Options o = twin_options[k];
+        st.twins.push_back({[runtime, c, in_shape, o] {
+                              return std::make_unique<BinaryConvolution>(runtime, c.attributes, in_shape,
+                                                                         c.filter, o);
+                            },
+                            nullptr, flows[k]});
+      }
+      flow_after = flows.back();
     };
     // A layer object of layers.hpp as the next stage (its enqueue, run after the previous stage).
     auto add_layer = [&](const char* kernel, auto layer) {
@@ -330,7 +339,7 @@ Network::Network(const Runtime& runtime, const NetworkSpec& spec) {
             }},
         layer);
     flow = flow_after;
-    if (skip_next) ++i;
+    i += skip;
   }
   detail::cl_call(
       [&] {
@@ -417,15 +426,15 @@ std::vector<Activation> Network::run_trace(const float* x) {
         std::vector<cl::Event> done(1, enqueue(input, output));
         for (std::size_t i = 0; i < m.stages.size(); ++i) {
           Stage& s = m.stages[i];
-          if (s.make_twin) {
-            // The fused convolution's own float output, from its twin on the same input (every stage's
-            // input buffer still holds what the network's run left there).
-            if (!s.twin) s.twin = s.make_twin();
+          for (Stage::Twin& t : s.twins) {
+            // The outputs of the layers fused into the convolution, from its twins on the same input (every
+            // stage's input buffer still holds what the network's run left there).
+            if (!t.conv) t.conv = t.make();
             cl::Buffer twin_output(state->context, CL_MEM_READ_WRITE,
-                                   static_cast<std::size_t>(flow_bytes(s.twin_out)));
+                                   static_cast<std::size_t>(flow_bytes(t.out)));
             std::vector<cl::Event> twin_done(
-                1, s.twin->enqueue(i == 0 ? input : m.stages[i - 1].buffer, twin_output, &done));
-            outs.push_back(read_activation(state->queue, twin_output, s.twin_out, &twin_done));
+                1, t.conv->enqueue(i == 0 ? input : m.stages[i - 1].buffer, twin_output, &done));
+            outs.push_back(read_activation(state->queue, twin_output, t.out, &twin_done));
           }
           if (!s.layer_output) continue;
           outs.push_back(

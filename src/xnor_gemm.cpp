@@ -140,15 +140,16 @@ std::pair<int, int> FusedPool::rows_of(const LayerDims& d, const Chunk& c) const
   return {static_cast<int>(first), static_cast<int>(last - first)};
 }
 
-Plan::Launch XnorGemmLauncher::packed_launch(int M_pad, const Chunk& c, const LayerDims& d,
+Plan::Launch XnorGemmLauncher::packed_launch(const Chunk& c, const LayerDims& d,
                                              const FusedPool& pool) const {
   Plan::Launch l;
   l.kernel = packed_kernel_name();
   const std::int64_t group = static_cast<std::int64_t>(config_.work_group_size());
   const std::int64_t items =
       pool.KH > 0 ? std::int64_t(c.n_count) * pool.rows_of(d, c).second * pool.POW : std::int64_t(c.P_pad);
+  // One work-item per output word (M_pad may hold more rows: a Local tile of 64 channels).
   l.global = {static_cast<std::size_t>(std::max<std::int64_t>((items + group - 1) / group * group, group)),
-              static_cast<std::size_t>(M_pad / 32)};
+              static_cast<std::size_t>((d.C_OUT + 31) / 32)};
   l.local = {config_.work_group_size(), 1};
   return l;
 }
@@ -159,7 +160,7 @@ cl::Event XnorGemmLauncher::enqueue_packed(const cl::CommandQueue& queue, const 
                                            const cl::Buffer& sat, const Epilogue& e, const FusedPool& pool,
                                            const std::vector<cl::Event>* wait) {
   if (!packed_()) packed_ = make_kernel(program_, packed_kernel_name(), device_, config_.work_group_size());
-  const Plan::Launch l = packed_launch(M_pad, c, d, pool);
+  const Plan::Launch l = packed_launch(c, d, pool);
   const std::pair<int, int> pooled_rows = pool.KH > 0 ? pool.rows_of(d, c) : std::pair<int, int>(0, 0);
   return cl_call(
       [&] {

@@ -59,7 +59,7 @@ class XnorGemmLauncher {
   // multiple of 32 (packed_m_multiple()).
   bool packs_in_fused() const { return config_.variant == Variant::Local && config_.tile_m() % 32 == 0; }
   int packed_m_multiple() const { return std::max(config_.tile_m(), 32); }
-  Plan::Launch packed_launch(int M_pad, const Chunk& c, const LayerDims& d, const FusedPool& pool) const;
+  Plan::Launch packed_launch(const Chunk& c, const LayerDims& d, const FusedPool& pool) const;
   int tile_m() const { return config_.tile_m(); }
   int tile_n() const { return config_.tile_n(); }
   const GemmConfig& config() const { return config_; }

@@ -76,6 +76,33 @@ std::vector<Threshold> random_rules(Rng& rng, const std::vector<float>& y, const
   return rules;
 }
 
+// Random max-pool windows valid on `shape` (OpenVINO MaxPool): kernels 1..3, strides 1..3, pads below the
+// kernel, every auto_pad and rounding type; overlapping windows (stride < kernel), windows cut by the edges,
+// and empty windows (ceil rounding) all occur.
+PoolAttributes random_pool(Rng& rng, const Shape& shape) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    PoolAttributes p;
+    for (int i = 0; i < 2; ++i) {
+      p.kernel[static_cast<std::size_t>(i)] = rng.uniform(1, 3);
+      p.strides[static_cast<std::size_t>(i)] = rng.uniform(1, 3);
+      p.pads_begin[static_cast<std::size_t>(i)] = rng.uniform(0, p.kernel[static_cast<std::size_t>(i)] - 1);
+      p.pads_end[static_cast<std::size_t>(i)] = rng.uniform(0, p.kernel[static_cast<std::size_t>(i)] - 1);
+    }
+    p.auto_pad = rng.pick(std::vector<AutoPad>{AutoPad::Explicit, AutoPad::Explicit, AutoPad::Valid,
+                                               AutoPad::SameUpper, AutoPad::SameLower});
+    p.rounding_type = rng.chance(50) ? RoundingType::Ceil : RoundingType::Floor;
+    try {
+      validate_pool(p, shape);
+      return p;
+    } catch (const InvalidArgument&) {
+    }
+  }
+  PoolAttributes one;
+  one.kernel = {1, 1};
+  one.strides = {1, 1};
+  return one;
+}
+
 // The GEMM kernel that writes packed output: xnor_gemm_fused (__local words) on the Local variant when its
 // tile of output channels covers whole words, else xnor_gemm_bits (32 channels per work-item).
 std::string packed_gemm_kernel(const BinaryConvolution& conv) {
@@ -103,6 +130,9 @@ void require_io_kernels_ran(const BinaryConvolution& conv, Variant variant, bool
   } else if (out.rfind("scale_bias", 0) == 0) {
     REQUIRE(out == "scale_bias (xnor_gemm_fused)");
     want.push_back("xnor_gemm_fused");
+  } else if (conv.options().max_pool) {
+    REQUIRE(out == "packed, max-pooled (xnor_gemm_bits)");
+    want.push_back("xnor_gemm_bits");
   } else {
     REQUIRE(out == "packed (" + packed_gemm_kernel(conv) + ")");
     want.push_back(packed_gemm_kernel(conv));
@@ -155,6 +185,33 @@ void check_io_case(Runtime& rt, Variant variant, const ConvCase& c) {
     INFO("packed: " << difference);
     REQUIRE(difference.empty());
   }
+  // Packed and max-pooled in the same launch (Options::max_pool): the reference max-pool of the packed bits.
+  const PoolAttributes pool = random_pool(rng, g.output);
+  const Shape pooled = validate_pool(pool, g.output).output;
+  const std::vector<std::uint32_t> want_pooled = reference_binary_maxpool(want_words.data(), g.output, pool);
+  INFO("max_pool kernel " << pool.kernel[0] << "x" << pool.kernel[1] << " strides " << pool.strides[0] << ","
+                          << pool.strides[1] << " pads " << pool.pads_begin[0] << "," << pool.pads_begin[1]
+                          << " / " << pool.pads_end[0] << "," << pool.pads_end[1] << " auto_pad "
+                          << static_cast<int>(pool.auto_pad) << " " << to_string(pool.rounding_type) << " -> "
+                          << to_string(pooled));
+  {
+    Options o;
+    o.output = Output::packed(rules);
+    o.max_pool = pool;
+    BinaryConvolution conv(rt, c.attributes, c.input, f, o);
+    REQUIRE(conv.output_shape() == pooled);
+    REQUIRE(conv.output_bytes() == want_pooled.size() * 4);
+    std::vector<std::uint32_t> got(want_pooled.size(), 0xdeadbeefu);
+    if (c.uint8_input) {
+      conv.run_packed(c.x_u8.data(), got.data());
+    } else {
+      conv.run_packed(c.x_f32.data(), got.data());
+    }
+    require_io_kernels_ran(conv, variant, c.uint8_input);
+    const std::string difference = word_difference(got, want_pooled, pooled);
+    INFO("packed, max-pooled: " << difference);
+    REQUIRE(difference.empty());
+  }
   // Packed input: the case's input binarized with its thresholds (the packed contract), tail bits 0.
   std::vector<float> x01;
   if (c.uint8_input) {
@@ -194,6 +251,18 @@ void check_io_case(Runtime& rt, Variant variant, const ConvCase& c) {
     require_io_kernels_ran(conv, variant, false);
     const std::string difference = word_difference(got, want_words, g.output);
     INFO("packed input, packed output: " << difference);
+    REQUIRE(difference.empty());
+  }
+  {
+    Options o;
+    o.input_packed = true;
+    o.output = Output::packed(rules);
+    o.max_pool = pool;
+    BinaryConvolution conv(rt, a, c.input, f, o);
+    const std::vector<std::uint32_t> got = conv.run_packed(words.data());
+    require_io_kernels_ran(conv, variant, false);
+    const std::string difference = word_difference(got, want_pooled, pooled);
+    INFO("packed input, packed and max-pooled output: " << difference);
     REQUIRE(difference.empty());
   }
 }
@@ -301,7 +370,8 @@ void chunked_layers(Variant variant) {
       const Budget budget("400");
       BinaryConvolution::Attributes a = c.attributes;
       a.input_thresholds.clear();
-      BinaryConvolution probe(rt, a, c.input, c.make_filter(), Options{true, Output::float32(), std::nullopt});
+      BinaryConvolution probe(rt, a, c.input, c.make_filter(),
+                              Options{true, Output::float32(), std::nullopt});
       INFO(probe.plan().to_string());
       REQUIRE(probe.plan().chunks >= 2);
       check_io_case(rt, variant, c);
@@ -469,22 +539,33 @@ void refusals(Variant variant) {
           "Output::ScaleBias has 33 scales and 34 biases for C_OUT = 33");
   std::vector<float> bad = ones;
   bad[7] = std::numeric_limits<float>::quiet_NaN();
-  refused({false, Output::scale_and_bias(bad, ones), std::nullopt}, "output channel 7 has scale nan and bias 1");
+  refused({false, Output::scale_and_bias(bad, ones), std::nullopt},
+          "output channel 7 has scale nan and bias 1");
   bad[7] = 1.0f;
   bad[32] = -std::numeric_limits<float>::infinity();
-  refused({false, Output::scale_and_bias(ones, bad), std::nullopt}, "output channel 32 has scale 1 and bias -inf");
+  refused({false, Output::scale_and_bias(ones, bad), std::nullopt},
+          "output channel 32 has scale 1 and bias -inf");
   refused({false, Output::packed(std::vector<Threshold>(32)), std::nullopt},
           "Output::Packed has 32 threshold rules for C_OUT = 33");
   refused({false, Output::packed({}), std::nullopt}, "Output::Packed has 0 threshold rules for C_OUT = 33");
   std::vector<Threshold> rules(33);
   rules[5].value = std::numeric_limits<float>::quiet_NaN();
   rules[5].mode = ThresholdMode::Less;
-  refused({false, Output::packed(rules), std::nullopt}, "the threshold of output channel 5 is NaN (a Less rule");
+  refused({false, Output::packed(rules), std::nullopt},
+          "the threshold of output channel 5 is NaN (a Less rule");
   rules[5].mode = ThresholdMode::AlwaysOne;  // the value is ignored: accepted
-  REQUIRE_NOTHROW(BinaryConvolution(rt, c.attributes, c.input, f, Options{false, Output::packed(rules), std::nullopt}));
+  REQUIRE_NOTHROW(
+      BinaryConvolution(rt, c.attributes, c.input, f, Options{false, Output::packed(rules), std::nullopt}));
   rules[5].mode = static_cast<ThresholdMode>(9);
   refused({false, Output::packed(rules), std::nullopt}, "output channel 5 has an unknown mode 9");
   refused({true, Output::float32(), std::nullopt}, "input_thresholds must be empty (5 given)");
+  refused({false, Output::float32(), PoolAttributes{}},
+          "Options::max_pool needs Output::Packed (it pools thresholded bits); the output is Float");
+  refused({false, Output::scale_and_bias(ones, ones), PoolAttributes{}}, "the output is ScaleBias");
+  PoolAttributes too_big;
+  too_big.kernel = {9, 2};
+  refused({false, Output::packed(std::vector<Threshold>(33)), too_big},
+          "BinaryConvolution: Options::max_pool on the output 1x33x6x6: MaxPool: kernel has size (dim: 9)");
 
   // Wrong input or output type for the layer: refused before any device work, the output untouched.
   BinaryConvolution packed_out(rt, c.attributes, c.input, f,

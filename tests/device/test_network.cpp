@@ -107,21 +107,21 @@ void vehicle_classifier_is_bitwise_equal(Variant variant) {
   REQUIRE(packed_layers == 6);
   Network net(rt, v.spec);
   require_same_trace(v.spec, net.run_trace(v.calibration_input.data()), want);
-  // Each convolution writes the packed bits of the Threshold after it (fused epilogue), and the second one
-  // reads the max-pooled bits directly: no threshold_pack or unpack_bits launch before the first FC.
+  // Each convolution writes the max-pooled packed bits of the Threshold and MaxPool after it (fused epilogue,
+  // xnor_gemm_bits on both variants), and the second one reads them directly: no threshold_pack,
+  // binary_maxpool or unpack_bits launch before the first FC.
   const std::vector<StageTime> stages = net.last_stage_times();
   INFO(stage_list(stages));
-  const std::string gemm = variant == Variant::Local ? "xnor_gemm_fused" : "xnor_gemm_bits";
-  for (const std::string& kernel :
-       {"0:convolution binary_convolution+threshold " + gemm,
-        std::string("3:convolution binary_convolution+threshold im2col_pack_units"),
-        "3:convolution binary_convolution+threshold " + gemm}) {
+  for (const char* kernel : {"0:convolution binary_convolution+threshold+max_pool xnor_gemm_bits",
+                             "3:convolution binary_convolution+threshold+max_pool im2col_pack_units",
+                             "3:convolution binary_convolution+threshold+max_pool xnor_gemm_bits"}) {
     INFO(kernel);
     REQUIRE(has_stage(stages, kernel));
   }
   for (const StageTime& s : stages) {
     INFO(s.kernel);
     REQUIRE(s.kernel.find("unpack_bits") == std::string::npos);
+    REQUIRE(s.kernel.find("binary_maxpool") == std::string::npos);
     REQUIRE(s.kernel.find("1:threshold") == std::string::npos);
     REQUIRE(s.kernel.find("4:threshold") == std::string::npos);
   }

@@ -8,10 +8,10 @@
 // `cases` runs configurations [FIRST, FIRST + COUNT) of the table below through BinaryConvolution on the
 // forced variant and requires each to be bitwise equal to the host reference; `io` runs the output choices
 // (ScaleBias through xnor_gemm_fused; Packed through xnor_gemm_fused on Local, xnor_gemm_bits on Global and
-// on a Local GEMM whose tile is under 32 channels) and packed input (im2col_pack_units, 32- and 64-bit
-// words) on runtimes [FIRST, FIRST + COUNT) of its table; CTest fails the test when Oclgrind reports anything
-// (invalid accesses, data races, uninitialized values, API errors). The canaries run kernels with a known
-// defect; their CTest tests pass only when Oclgrind reports it.
+// on a Local GEMM whose tile is under 32 channels; max-pooled through xnor_gemm_bits) and packed input
+// (im2col_pack_units, 32- and 64-bit words) on runtimes [FIRST, FIRST + COUNT) of its table; CTest fails the
+// test when Oclgrind reports anything (invalid accesses, data races, uninitialized values, API errors). The
+// canaries run kernels with a known defect; their CTest tests pass only when Oclgrind reports it.
 //
 // The runner asserts that the device is "Oclgrind Simulator" and that Variant::Auto chooses Local there. It
 // flushes its output and leaves with std::_Exit: Oclgrind 21.10 aborts at process exit ("corrupted
@@ -331,6 +331,13 @@ int run_io(std::size_t first, std::size_t count) {
   }
   const std::vector<float> want_sb = reference_scale_bias(y.data(), g.output, scale, bias);
   const std::vector<std::uint32_t> want_bits = pack_activations(y.data(), g.output, rules);
+  PoolAttributes pool;
+  pool.kernel = {2, 3};
+  pool.strides = {2, 1};
+  pool.pads_begin = {1, 0};
+  pool.pads_end = {0, 1};
+  pool.rounding_type = RoundingType::Ceil;
+  const std::vector<std::uint32_t> want_pooled = reference_binary_maxpool(want_bits.data(), g.output, pool);
   const std::vector<std::uint32_t> x_words =
       pack_activations(c.x_f32.data(), c.input, greater_than(c.attributes.input_thresholds));
   A packed_attributes = c.attributes;
@@ -396,6 +403,19 @@ int run_io(std::size_t first, std::size_t count) {
     {
       BinaryConvolution& conv = make(packed_attributes, true, Output::packed(rules));
       report("packed input, packed output", conv.run_packed(x_words.data()) == want_bits);
+    }
+    {
+      // Max-pooled in the GEMM (Options::max_pool): overlapping, padded, ceil-rounded windows.
+      BinaryConvolution::Options options;
+      options.input_packed = true;
+      options.output = Output::packed(rules);
+      options.max_pool = pool;
+      keep_alive.push_back(
+          std::make_unique<BinaryConvolution>(rt, packed_attributes, c.input, c.make_filter(), options));
+      BinaryConvolution& conv = *keep_alive.back();
+      std::cout << "    plan: " << conv.plan().to_string() << "\n";
+      report("packed input, packed and max-pooled output",
+             conv.run_packed(x_words.data()) == want_pooled && ran_kernel(conv, "xnor_gemm_bits"));
     }
   }
   std::cout << ran << " io checks, " << failures << " failed\n";
