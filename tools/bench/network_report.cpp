@@ -122,8 +122,12 @@ void print_network_report(const NetworkRun& run) {
       paper = fmt("%.2f", r.paper_float_us) + " / " + fmt("%.2f", r.paper_binary_us) + " = " +
               fmt("%.2fx", r.paper_float_us / r.paper_binary_us);
     }
+    // A layer the binary network fused into the convolution before it has no kernel of its own: its work is
+    // in that convolution's gemm row.
+    const bool fused = r.binary_kernels.empty() && run.binary.status == "ok";
     std::printf("  %-15s %-28s %11s %11s %9s | %s\n", r.name.c_str(), r.description.c_str(),
-                fmt("%.1f", f).c_str(), fmt("%.1f", b).c_str(), fmt("%.2fx", f / b).c_str(), paper.c_str());
+                fmt("%.1f", f).c_str(), fused ? "fused" : fmt("%.1f", b).c_str(),
+                fused ? "-" : fmt("%.2fx", f / b).c_str(), paper.c_str());
   }
   std::printf("  %-15s %-28s %11s %11s %9s |\n", "sum", "", fmt("%.1f", float_sum).c_str(),
               fmt("%.1f", binary_sum).c_str(), fmt("%.2fx", float_sum / binary_sum).c_str());
@@ -136,7 +140,9 @@ void print_network_report(const NetworkRun& run) {
   };
   for (const auto& r : run.rows) {
     std::printf("    %-15s %s | %s\n", r.name.c_str(), list(r.float_kernels).c_str(),
-                list(r.binary_kernels).c_str());
+                r.binary_kernels.empty() && run.binary.status == "ok"
+                    ? "(fused into the convolution's GEMM epilogue)"
+                    : list(r.binary_kernels).c_str());
   }
   std::printf(
       "  (CLBlast's Gemm and Gemv events cover their last kernel only; the wall times below cover all)\n");
