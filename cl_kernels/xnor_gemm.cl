@@ -671,24 +671,30 @@ inline uint8 popcount8(const word8_t x) {
   return (uint8)((uint)popcount(x.s0), (uint)popcount(x.s1), (uint)popcount(x.s2), (uint)popcount(x.s3),
                  (uint)popcount(x.s4), (uint)popcount(x.s5), (uint)popcount(x.s6), (uint)popcount(x.s7));
 }
-// The 8 rule bits of G values g against the intervals (lo, count), as bits 0..7. The unsigned test
-// d < count is the borrow of d - count in 64 bits: as a compare, LLVM turns compare-shift-or into a
-// bitcast of an <8 x i1> vector, which Oclgrind 21.10 executes wrongly (any set lane sets all 8 bits). Lane
-// weights from a table or a vector literal would be a non-uniform constant vector, which Oclgrind's
-// uninitialized-value checker crashes on.
-inline uint interval_bits8(const int8 g, const int8 lo, const uint8 count) {
-  const uint8 hit = convert_uint8((convert_ulong8(as_uint8(g - lo)) - convert_ulong8(count)) >> 63);
+// The rule of each of 8 G values g as an interval (lo, count): 1 where g - lo < count (unsigned), else 0.
+// The unsigned test is the borrow of d - count in 64 bits: as a compare, LLVM turns the compare-shift-or of
+// lanes_to_bits8 into a bitcast of an <8 x i1> vector, which Oclgrind 21.10 executes wrongly (any set lane
+// sets all 8 bits).
+inline uint8 interval_hits8(const int8 g, const int8 lo, const uint8 count) {
+  return convert_uint8((convert_ulong8(as_uint8(g - lo)) - convert_ulong8(count)) >> 63);
+}
+// 0/1 lanes as bits 0..7. Lane weights from a table or a vector literal would be a non-uniform constant
+// vector, which Oclgrind's uninitialized-value checker crashes on.
+inline uint lanes_to_bits8(const uint8 hit) {
   return hit.s0 | hit.s1 << 1 | hit.s2 << 2 | hit.s3 << 3 | hit.s4 << 4 | hit.s5 << 5 | hit.s6 << 6 |
          hit.s7 << 7;
 }
 
-// The packed word of channels o0 .. o0 + 31 at column p of the patch matrix, output position (oy, ox) (read
-// only under the pad fold).
-inline uint column_bits(__global const word_t* restrict filters, __global const word_t* restrict patches,
-                        const int p, const int o0, const int M, const int M_pad, const int Kw, const int K,
-                        const int P_pad, const int correct, const int oy, const int ox, const pad_fold* fold,
-                        __global const uint* restrict keys, __global const uint* restrict modes,
-                        __global const int* restrict int_lo, __global const uint* restrict int_count) {
+// ORs the rule results of channels o0 .. o0 + 31 at column p of the patch matrix, output position (oy, ox)
+// (read only under the pad fold), into the accumulators: interior positions as 0/1 lanes of channels
+// o0 + 8q .. o0 + 8q + 7 in hit[q] (turned into bits once, after a pooling window's last position), border
+// positions as bits in *bits.
+inline void or_column(__global const word_t* restrict filters, __global const word_t* restrict patches,
+                      const int p, const int o0, const int M, const int M_pad, const int Kw, const int K,
+                      const int P_pad, const int correct, const int oy, const int ox, const pad_fold* fold,
+                      __global const uint* restrict keys, __global const uint* restrict modes,
+                      __global const int* restrict int_lo, __global const uint* restrict int_count,
+                      uint8* hit0, uint8* hit1, uint8* hit2, uint8* hit3, uint* bits) {
   uint8 acc0 = 0u, acc1 = 0u, acc2 = 0u, acc3 = 0u;
   __global const word_t* fp = filters + o0;
   __global const word_t* pp = patches + p;
@@ -712,21 +718,20 @@ inline uint column_bits(__global const word_t* restrict filters, __global const 
     vstore8(g1, 1, g);
     vstore8(g2, 2, g);
     vstore8(g3, 3, g);
-    uint bits = 0u;
     // s_table has rows o < M only.
     for (int i = 0; i < 32 && o0 + i < M; ++i) {
       const int o = o0 + i;
-      bits |= fused_rule_bit(folded(fold, g[i], o, 1, cls), keys[o], modes[o]) << i;
+      *bits |= fused_rule_bit(folded(fold, g[i], o, 1, cls), keys[o], modes[o]) << i;
     }
-    return bits;
+    return;
   }
   // The value is the integer G (exact in float): the rule as an interval of integers.
   __global const int* lo = int_lo + o0;
   __global const uint* count = int_count + o0;
-  return interval_bits8(g0, vload8(0, lo), vload8(0, count)) |
-         interval_bits8(g1, vload8(1, lo), vload8(1, count)) << 8 |
-         interval_bits8(g2, vload8(2, lo), vload8(2, count)) << 16 |
-         interval_bits8(g3, vload8(3, lo), vload8(3, count)) << 24;
+  *hit0 |= interval_hits8(g0, vload8(0, lo), vload8(0, count));
+  *hit1 |= interval_hits8(g1, vload8(1, lo), vload8(1, count));
+  *hit2 |= interval_hits8(g2, vload8(2, lo), vload8(2, count));
+  *hit3 |= interval_hits8(g3, vload8(3, lo), vload8(3, count));
 }
 
 __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bits(
@@ -742,6 +747,7 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
   const int word = (int)get_global_id(1);
   const int o0 = word * 32;
   PAD_FOLD_FROM_ARGUMENTS(fold);
+  uint8 hit0 = 0u, hit1 = 0u, hit2 = 0u, hit3 = 0u;
   uint bits = 0u;
   if (pool_KH == 0) {
     const int p = (int)get_global_id(0);
@@ -755,10 +761,11 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
       ry = within / OW;
       ox = within - ry * OW;
     }
-    bits = column_bits(filters, patches, p, o0, M, M_pad, Kw, K, P_pad, correct, oy0 + ry, ox, &fold, keys,
-                       modes, int_lo, int_count);
+    or_column(filters, patches, p, o0, M, M_pad, Kw, K, P_pad, correct, oy0 + ry, ox, &fold, keys, modes,
+              int_lo, int_count, &hit0, &hit1, &hit2, &hit3, &bits);
     const ulong pixel = (ulong)(n0 + image) * OHW + row_offset + (ulong)within;
-    words[pixel * (ulong)Cw_out + (ulong)word] = bits;
+    words[pixel * (ulong)Cw_out + (ulong)word] = bits | lanes_to_bits8(hit0) | lanes_to_bits8(hit1) << 8 |
+                                                 lanes_to_bits8(hit2) << 16 | lanes_to_bits8(hit3) << 24;
     return;
   }
   // Max-pool: work-item q is pixel px of pooled row py_first + q / POW of chunk image q / (py_count*POW); it
@@ -780,10 +787,12 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
   const int chunk_end = oy0 + per_image / OW;
   for (int oy = max(y_lo, oy0); oy < min(y_hi, chunk_end); ++oy) {
     for (int ox = max(x0, 0); ox < min(x0 + pool_KW, OW); ++ox) {
-      bits |= column_bits(filters, patches, image * per_image + (oy - oy0) * OW + ox, o0, M, M_pad, Kw, K,
-                          P_pad, correct, oy, ox, &fold, keys, modes, int_lo, int_count);
+      or_column(filters, patches, image * per_image + (oy - oy0) * OW + ox, o0, M, M_pad, Kw, K, P_pad,
+                correct, oy, ox, &fold, keys, modes, int_lo, int_count, &hit0, &hit1, &hit2, &hit3, &bits);
     }
   }
+  bits |= lanes_to_bits8(hit0) | lanes_to_bits8(hit1) << 8 | lanes_to_bits8(hit2) << 16 |
+          lanes_to_bits8(hit3) << 24;
   const ulong pixel = ((ulong)(n0 + image) * (ulong)POH + (ulong)py) * (ulong)POW + (ulong)px;
   __global uint* out = words + pixel * (ulong)Cw_out + (ulong)word;
   if (y_lo >= oy0 || y_lo >= y_hi) {
