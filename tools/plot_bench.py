@@ -43,6 +43,11 @@ def plot_network(run, output):
             if math.isfinite(v):
                 ax.annotate(f"{v:.3g}", (bar.get_x() + bar.get_width() / 2, v), ha="center", va="bottom",
                             fontsize=6)
+    # A layer the binary network fused into the convolution before it has no time of its own.
+    for k, (f, b) in enumerate(zip(series[0][1], series[1][1])):
+        if f is not None and f > 0 and not (b is not None and b > 0):
+            ax.annotate("fused", (k + 0.5 * width, f * 1e3), ha="center", va="bottom", fontsize=6, rotation=90,
+                        color="tab:blue")
     ax.set_yscale("log")
     ax.set_ylabel("device time per layer, us (median, log scale)")
     ax.set_xticks(range(len(names)))

@@ -6,17 +6,19 @@
 //                   BinaryConvolution::Options::input_packed, so such a convolution must have empty
 //                   input_thresholds) -> float out. A Threshold or ScaleBias layer right after a Convolution
 //                   becomes the convolution's output choice (BinaryConvolution::Output::Packed /
-//                   ScaleBias, applied in the GEMM's epilogue): one launch, no float tensor between them.
-//                   Network::run_trace still reports both layers' outputs (the convolution's float output
-//                   from a float twin of the layer, made on first use).
+//                   ScaleBias, applied in the GEMM's epilogue): one launch, no float tensor between them. A
+//                   MaxPool right after that Threshold becomes its max_pool (BinaryConvolution::Options::
+//                   max_pool): conv -> threshold -> pool in one launch, no unpooled bits stored.
+//                   Network::run_trace still reports every fused layer's output (from twins of the
+//                   convolution with float and unpooled packed output, made on first use).
 //   Threshold       float in -> packed out (ThresholdPack; fold_batch_norm gives the rules of a
 //                   batch-norm+sign)
 //   ScaleBias       float in -> float out
 //   MaxPool         packed in -> packed out (BinaryMaxPool, OR of bits) or float -> float (MaxPool)
 //   FullyConnected  packed in -> float out [N, O, 1, 1] (BinaryFullyConnected); weights shape [O, C, H, W] of
 //                   its input, NCHW flatten order.
-// The network's input is float32 NCHW. last_stage_times() names a fused pair's kernels
-// "<index>:convolution binary_convolution+threshold <kernel>" (or +scale_bias).
+// The network's input is float32 NCHW. last_stage_times() names a fused convolution's kernels
+// "<index>:convolution binary_convolution+threshold <kernel>" (or +scale_bias, +threshold+max_pool).
 #pragma once
 
 #include <cstdint>
