@@ -658,8 +658,10 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 // and writes the OR of the words of its window's positions (the max of +-1 values is the OR of their bits;
 // OpenVINO MaxPool windows: rows py*pool_sy - pool_pt + [0, pool_KH) clipped to the output, columns
 // likewise; pad positions are not taps): conv -> threshold -> pool in one launch, no unpooled words stored.
-// The host gives such a launch chunks of whole images.
-// NDRange: global (P_pad, or the chunk's pooled pixels, rounded up to WG*WG; M_pad / 32), local (WG*WG, 1).
+// A chunk of output rows takes the pooled rows whose windows meet it (py_first, py_count); where a chunk
+// boundary cuts a window, the next chunk's launch ORs into the word (see the kernel).
+// NDRange: global (P_pad, or the chunk's pooled pixels, rounded up to WG*WG; ceil(M / 32) output words),
+// local (WG*WG, 1).
 #if WORD_BITS == 64
 typedef ulong8 word8_t;
 #else
