@@ -8,7 +8,7 @@
 //   keys (exact IEEE order on every device, -0 == +0, subnormals count as themselves): a tap wins when its key
 //   is greater than the best so far, scanning the window row by row, so among equal keys the first wins; NaN
 //   (key 0) never wins; a window with no (non-NaN) input gives -FLT_MAX (0xff7fffff).
-// Window of output (oy, ox): input rows oy*stride_y - pad_top + [0, KH), columns likewise.
+// Window of output (oy, ox): input rows oy*stride_y - pad_top + [0, KH), columns likewise (computed in 64 bits).
 //
 // NDRange: 1-D, global rounded up to WG_SIZE, local WG_SIZE; `total` real work-items (one per output word or
 // float). Quotients and remainders written out (r = a - q*b) for Oclgrind 21.10.
@@ -38,10 +38,11 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void binary_maxpoo
   const int ox = pixel - row * OW;
   const int n = row / OH;
   const int oy = row - n * OH;
-  const int iy0 = oy * stride_y - pad_top;
-  const int ix0 = ox * stride_x - pad_left;
-  const int y_lo = max(iy0, 0), y_hi = min(iy0 + KH, H);
-  const int x_lo = max(ix0, 0), x_hi = min(ix0 + KW, W);
+  // Window corners in 64 bits (strides and pads may be near INT_MAX), clipped to the input: ints again.
+  const long iy0 = (long)oy * stride_y - pad_top;
+  const long ix0 = (long)ox * stride_x - pad_left;
+  const int y_lo = (int)clamp(iy0, 0l, (long)H), y_hi = (int)clamp(iy0 + KH, 0l, (long)H);
+  const int x_lo = (int)clamp(ix0, 0l, (long)W), x_hi = (int)clamp(ix0 + KW, 0l, (long)W);
   uint acc = 0u;
   for (int iy = y_lo; iy < y_hi; ++iy) {
     const ulong base = ((ulong)n * (ulong)H + (ulong)iy) * (ulong)W;
@@ -60,10 +61,11 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32(
   const int r = gid - plane * (OH * OW);
   const int oy = r / OW;
   const int ox = r - oy * OW;
-  const int iy0 = oy * stride_y - pad_top;
-  const int ix0 = ox * stride_x - pad_left;
-  const int y_lo = max(iy0, 0), y_hi = min(iy0 + KH, H);
-  const int x_lo = max(ix0, 0), x_hi = min(ix0 + KW, W);
+  // Window corners in 64 bits (strides and pads may be near INT_MAX), clipped to the input: ints again.
+  const long iy0 = (long)oy * stride_y - pad_top;
+  const long ix0 = (long)ox * stride_x - pad_left;
+  const int y_lo = (int)clamp(iy0, 0l, (long)H), y_hi = (int)clamp(iy0 + KH, 0l, (long)H);
+  const int x_lo = (int)clamp(ix0, 0l, (long)W), x_hi = (int)clamp(ix0 + KW, 0l, (long)W);
   uint best = 0xff7fffffu;  // -FLT_MAX
   uint best_key = 0u;       // below every non-NaN key
   for (int iy = y_lo; iy < y_hi; ++iy) {

@@ -124,8 +124,8 @@ inline uint order_key(uint u) {
     const int row = r / OW;                                                                                   \
     const int oy = oy0 + row;                                                                                 \
     const int ox = r - row * OW;                                                                              \
-    const int iy0 = oy * stride_y - pad_top;                                                                  \
-    const int ix0 = ox * stride_x - pad_left;                                                                 \
+    const long iy0 = (long)oy * stride_y - pad_top;                                                           \
+    const long ix0 = (long)ox * stride_x - pad_left;                                                          \
     /* Decode k0 = B*w once, then step the counters. */                                                     \
     const int k0 = w * WORD_BITS;                                                                                    \
     const int taps = KH * KW;                                                                                 \
@@ -139,8 +139,8 @@ inline uint order_key(uint u) {
     const int count = min(WORD_BITS, K - k0);                                                                        \
     word_t word = 0;                                                                                           \
     for (int j = 0; j < count; ++j) {                                                                         \
-      const int iy = iy0 + ky * dilation_y;                                                                   \
-      const int ix = ix0 + kx * dilation_x;                                                                   \
+      const long iy = iy0 + (long)ky * dilation_y;                                                            \
+      const long ix = ix0 + (long)kx * dilation_x;                                                            \
       uint bit;                                                                                               \
       if (iy >= 0 && iy < H && ix >= 0 && ix < W) {                                                           \
         const uint u = LOAD_BITS(x, channel_base + (ulong)iy * (ulong)W + (ulong)ix);                         \
@@ -290,17 +290,17 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
   int line, ox0, image, row;
   output_run(g, runs_per_row, WORDS_RUN, rows, &line, &ox0, &image, &row);
   const int n_columns = min(WORDS_RUN, OW - ox0);
-  const int iy = (oy0 + row) * stride_y - pad_top + ky * dilation_y;
+  const long iy = (long)(oy0 + row) * stride_y - pad_top + (long)ky * dilation_y;
   const bool row_in = iy >= 0 && iy < H;
   // Where the row is pad, `src` is never read.
-  const int packed_row = row_in ? image * iy_count + (iy - iy_first) : 0;
+  const int packed_row = row_in ? image * iy_count + (int)(iy - iy_first) : 0;
   __global const word_t* src = packed + (ulong)packed_row * (ulong)W * (ulong)Cw;
   const word_t ones = pad_bit ? ~(word_t)0 : (word_t)0;
   out += (ulong)line * (ulong)OW + (ulong)ox0;
   if (n_columns < WORDS_RUN || stride_x != 1) {
     for (int i = 0; i < n_columns; ++i) {
       __global word_t* col = out + i;
-      int ix = (ox0 + i) * stride_x - pad_left;
+      long ix = (long)(ox0 + i) * stride_x - pad_left;
       for (int kx = 0; kx < KW; ++kx) {
         if (row_in && ix >= 0 && ix < W) {
           __global const word_t* tap_src = src + (ulong)ix * (ulong)Cw;
@@ -317,11 +317,12 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
     }
     return;
   }
-  int ix = ox0 - pad_left;  // lane i's tap is input pixel ix + i
+  long ix = (long)ox0 - pad_left;  // lane i's tap is input pixel ix + i
   for (int kx = 0; kx < KW; ++kx) {
     const bool inside = row_in && ix >= 0 && ix + (WORDS_RUN - 1) < W;
     const bool outside = !row_in || ix + (WORDS_RUN - 1) < 0 || ix >= W;
-    const int16 lane_ix = (int16)ix + LANES16;
+    // Read only where not `outside`: then -WORDS_RUN < ix < W, an int.
+    const int16 lane_ix = (int16)(int)ix + LANES16;
     const mask16_t lane_in = MASK16(lane_ix >= (int16)0 & lane_ix < (int16)W);
     for (int cw = 0; cw < Cw; ++cw) {
       const int count = C_IN - cw * WORD_BITS;
@@ -334,7 +335,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
       } else {
         // Lanes outside the row read its nearest pixel, then take the pad word.
         word_t taps[WORDS_RUN];
-        for (int i = 0; i < WORDS_RUN; ++i) taps[i] = src[(ulong)clamp(ix + i, 0, W - 1) * (ulong)Cw + (ulong)cw];
+        for (int i = 0; i < WORDS_RUN; ++i) {
+          taps[i] = src[(ulong)clamp((int)ix + i, 0, W - 1) * (ulong)Cw + (ulong)cw];
+        }
         v = select((word16_t)pad_word, vload16(0, taps), lane_in);
       }
       vstore16(v, 0, out + (ulong)(kx * Cw + cw) * (ulong)P_pad);
@@ -403,14 +406,15 @@ DEFINE_ROW_PACK(row_pack_u8, uchar, LOAD_BITS_U8, VLOAD_BITS_U8)
 // The Kw words of patch p (output column ox of output row `row` of chunk image `image`), one at a time.
 inline void pack_patch_rows(__global const word_t* restrict rows_in, __global word_t* restrict out,
                             const int C_IN, const int H, const int KH, const int KW, const int dilation_y,
-                            const int iy0, const int xs, const int pad_left, const int image,
+                            const long iy0, const long xs, const int pad_left, const int image,
                             const int iy_first, const int iy_count, const int Rw, const int P_pad,
                             const uint pad_bit) {
   // The run of every row starts at bit s of row word wi (wi = floor(xs / B), computed without shifting a
-  // negative value: xs >= -pad_left > -bias). Row words outside [0, Rw) read as the pad word.
-  const int bias = ((pad_left >> LOG2_WORD_BITS) + 1) << LOG2_WORD_BITS;
-  const int wi = ((xs + bias) >> LOG2_WORD_BITS) - (bias >> LOG2_WORD_BITS);
-  const int s = xs & (WORD_BITS - 1);
+  // negative value: xs >= -pad_left > -bias). Row words outside [0, Rw) read as the pad word. Positions are
+  // 64-bit: strides, dilations and pads may be near INT_MAX.
+  const long bias = (((long)pad_left >> LOG2_WORD_BITS) + 1) << LOG2_WORD_BITS;
+  const long wi = ((xs + bias) >> LOG2_WORD_BITS) - (bias >> LOG2_WORD_BITS);
+  const int s = (int)(xs & (WORD_BITS - 1));
   const bool lo_in = wi >= 0 && wi < Rw;
   const bool hi_in = wi + 1 >= 0 && wi + 1 < Rw;
   const word_t pad_word = pad_bit ? ~(word_t)0 : (word_t)0;
@@ -423,9 +427,9 @@ inline void pack_patch_rows(__global const word_t* restrict rows_in, __global wo
   int fill = 0;
   ulong out_offset = 0;
   for (int c = 0; c < C_IN; ++c) {
-    int iy = iy0;
+    long iy = iy0;
     // Where iy < iy_first the row is pad (iy < 0) and `index` is not used.
-    ulong index = plane_base + (ulong)(long)(iy - iy_first) * (ulong)Rw;
+    ulong index = plane_base + (ulong)(iy - iy_first) * (ulong)Rw;
     for (int ky = 0; ky < KH; ++ky) {
       word_t bits = pad_word;
       if (iy >= 0 && iy < H) {
@@ -472,21 +476,21 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_r
   int line, ox0, image, row;
   output_run(g, runs_per_row, ROWS_RUN, rows, &line, &ox0, &image, &row);
   const int n_columns = min(ROWS_RUN, OW - ox0);
-  const int iy0 = (oy0 + row) * stride_y - pad_top;
+  const long iy0 = (long)(oy0 + row) * stride_y - pad_top;
   __global word_t* out = patches + (ulong)line * (ulong)OW + (ulong)ox0;
   if (n_columns < ROWS_RUN || stride_x != 1) {
     for (int i = 0; i < n_columns; ++i) {
-      pack_patch_rows(rows_in, out + i, C_IN, H, KH, KW, dilation_y, iy0, (ox0 + i) * stride_x - pad_left,
+      pack_patch_rows(rows_in, out + i, C_IN, H, KH, KW, dilation_y, iy0, (long)(ox0 + i) * stride_x - pad_left,
                       pad_left, image, iy_first, iy_count, Rw, P_pad, pad_bit);
     }
     return;
   }
   // Lane i is column ox0 + i: its run starts at bit s0 + i of row word wi (s0 + i < 2B), so at bit
   // (s0 + i) mod B of word wi + 1 where s0 + i >= B; every lane reads within words wi .. wi + 2.
-  const int xs = ox0 - pad_left;
-  const int bias = ((pad_left >> LOG2_WORD_BITS) + 1) << LOG2_WORD_BITS;
-  const int wi = ((xs + bias) >> LOG2_WORD_BITS) - (bias >> LOG2_WORD_BITS);
-  const word16_t lane_start = (word16_t)(xs & (WORD_BITS - 1)) +
+  const long xs = (long)ox0 - pad_left;
+  const long bias = (((long)pad_left >> LOG2_WORD_BITS) + 1) << LOG2_WORD_BITS;
+  const long wi = ((xs + bias) >> LOG2_WORD_BITS) - (bias >> LOG2_WORD_BITS);
+  const word16_t lane_start = (word16_t)(int)(xs & (WORD_BITS - 1)) +
                               (word16_t)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const mask16_t upper = lane_start >= (word16_t)WORD_BITS;
   const word16_t lane_s = lane_start & (word16_t)(WORD_BITS - 1);
@@ -503,9 +507,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_r
   int fill = 0;
   ulong out_offset = 0;
   for (int c = 0; c < C_IN; ++c) {
-    int iy = iy0;
+    long iy = iy0;
     // Where iy < iy_first the row is pad (iy < 0) and `index` is not used.
-    ulong index = plane_base + (ulong)(long)(iy - iy_first) * (ulong)Rw;
+    ulong index = plane_base + (ulong)(iy - iy_first) * (ulong)Rw;
     for (int ky = 0; ky < KH; ++ky) {
       word16_t bits = (word16_t)pad_word;
       if (iy >= 0 && iy < H) {

@@ -784,11 +784,13 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
   const int row = r / POW;
   const int px = r - row * POW;
   const int py = py_first + row;
-  const int y0 = py * pool_sy - pool_pt, x0 = px * pool_sx - pool_pl;
-  const int y_lo = max(y0, 0), y_hi = min(y0 + pool_KH, OH);
+  // Window corners in 64 bits (strides and pads may be near INT_MAX), clipped to the output: ints again.
+  const long y0 = (long)py * pool_sy - pool_pt, x0 = (long)px * pool_sx - pool_pl;
+  const int y_lo = (int)clamp(y0, 0l, (long)OH), y_hi = (int)clamp(y0 + pool_KH, 0l, (long)OH);
+  const int x_lo = (int)clamp(x0, 0l, (long)OW), x_hi = (int)clamp(x0 + pool_KW, 0l, (long)OW);
   const int chunk_end = oy0 + per_image / OW;
   for (int oy = max(y_lo, oy0); oy < min(y_hi, chunk_end); ++oy) {
-    for (int ox = max(x0, 0); ox < min(x0 + pool_KW, OW); ++ox) {
+    for (int ox = x_lo; ox < x_hi; ++ox) {
       or_column(filters, patches, image * per_image + (oy - oy0) * OW + ox, o0, M, M_pad, Kw, K, P_pad,
                 correct, oy, ox, &fold, keys, modes, int_lo, int_count, &hit0, &hit1, &hit2, &hit3, &bits);
     }

@@ -157,6 +157,62 @@ void maxpool_matches_reference(Variant variant) {
   REQUIRE(checked >= 20);
 }
 
+// Strides and pads near INT_MAX: window corners beyond 32 bits (py * stride - pad) on either side of the
+// input, windows cut by the edges and empty ones; the kernels compute the corners in 64 bits.
+void maxpool_with_huge_attributes(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  Rng rng(310);
+  const Shape s{2, 37, 5, 4};
+  const int big = std::numeric_limits<int>::max();
+  const std::vector<PoolAttributes> pools = [&] {
+    std::vector<PoolAttributes> v(3);
+    v[0].kernel = {2, 3};
+    v[0].strides = {big, big - 1};
+    v[0].pads_begin = {big - 1, big - 2};
+    v[0].pads_end = {big - 1, big - 3};
+    v[1] = v[0];
+    v[1].rounding_type = RoundingType::Ceil;
+    v[2].kernel = {5, 4};
+    v[2].strides = {big - 7, 3};
+    v[2].pads_begin = {4, 3};
+    v[2].pads_end = {big - 5, 3};
+    return v;
+  }();
+  for (const PoolAttributes& a : pools) {
+    const PoolGeometry g = validate_pool(a, s);
+    INFO("strides " << a.strides[0] << "," << a.strides[1] << " pads " << a.pads_begin[0] << ","
+                    << a.pads_begin[1] << "/" << a.pads_end[0] << "," << a.pads_end[1] << " "
+                    << to_string(a.rounding_type) << " -> " << to_string(g.output));
+    REQUIRE(g.output[2] * g.output[3] >= 4);  // more than one window per axis somewhere
+    const std::vector<float> y = random_values(rng, s, {});
+    const std::vector<std::uint32_t> words = pack_activations(y.data(), s);
+    BinaryMaxPool bp(rt, a, s);
+    REQUIRE(bp.run(words.data()) == reference_binary_maxpool(words.data(), s, a));
+    MaxPool fp(rt, a, s);
+    REQUIRE(same_bits(fp.run(y.data()), reference_maxpool(y.data(), s, a)));
+  }
+  // The same windows fused into a convolution's packed output (BinaryConvolution::Options::max_pool): a 1x1
+  // convolution of +-1 input, whose output is the input times the filter signs.
+  const Shape x_shape{2, 37, 5, 4};
+  std::vector<float> x(static_cast<std::size_t>(count(x_shape)));
+  for (float& v : x) v = rng.chance(50) ? 1.0f : -1.0f;
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>((33 * 37 + 7) / 8));
+  for (auto& b : bytes) b = static_cast<std::uint8_t>(rng.next() >> 56);
+  const Filter f = Filter::from_packed(bytes.data(), bytes.size(), Shape{33, 37, 1, 1}, BitOrder::LsbFirst);
+  BinaryConvolution::Attributes attributes;
+  const std::vector<float> conv = reference_binary_convolution(x.data(), x_shape, f, attributes);
+  const Shape conv_shape{2, 33, 5, 4};
+  const std::vector<Threshold> rules = random_rules(rng, 33);
+  const std::vector<std::uint32_t> bits = pack_activations(conv.data(), conv_shape, rules);
+  for (const PoolAttributes& a : pools) {
+    BinaryConvolution::Options o;
+    o.output = BinaryConvolution::Output::packed(rules);
+    o.max_pool = a;
+    BinaryConvolution c(rt, attributes, x_shape, f, o);
+    REQUIRE(c.run_packed(x.data()) == reference_binary_maxpool(bits.data(), conv_shape, a));
+  }
+}
+
 void fully_connected_matches_reference(Variant variant) {
   Runtime& rt = runtime_for(variant);
   Rng rng(400);
@@ -214,6 +270,8 @@ XNORCL_VARIANT_TEST("folded batch-norm thresholds on the device, equality and Na
                     folded_batch_norm_on_device)
 XNORCL_VARIANT_TEST("scale_bias equals the host fmaf", "[layers]", scale_bias_matches_reference)
 XNORCL_VARIANT_TEST("binary and float max-pool equal their references", "[layers]", maxpool_matches_reference)
+XNORCL_VARIANT_TEST("max-pools with strides and pads near INT_MAX equal their references", "[layers]",
+                    maxpool_with_huge_attributes)
 XNORCL_VARIANT_TEST("binary fully-connected equals its reference, float and packed output", "[layers]",
                     fully_connected_matches_reference)
 XNORCL_VARIANT_TEST("network layers refuse bad arguments before device work", "[layers]",
