@@ -129,6 +129,16 @@ PoolAttributes random_pool(Rng& rng) {
   return a;
 }
 
+// BinaryMaxPool and MaxPool on random values of shape s equal their host references.
+void require_pools_match(Runtime& rt, Rng& rng, const PoolAttributes& a, const Shape& s) {
+  const std::vector<float> y = random_values(rng, s, {});
+  const std::vector<std::uint32_t> words = pack_activations(y.data(), s);
+  BinaryMaxPool bp(rt, a, s);
+  REQUIRE(bp.run(words.data()) == reference_binary_maxpool(words.data(), s, a));
+  MaxPool fp(rt, a, s);
+  REQUIRE(same_bits(fp.run(y.data()), reference_maxpool(y.data(), s, a)));
+}
+
 void maxpool_matches_reference(Variant variant) {
   Runtime& rt = runtime_for(variant);
   Rng rng(300);
@@ -146,12 +156,7 @@ void maxpool_matches_reference(Variant variant) {
                   << " strides " << a.strides[0] << "," << a.strides[1] << " pads " << a.pads_begin[0] << ","
                   << a.pads_begin[1] << "/" << a.pads_end[0] << "," << a.pads_end[1] << " "
                   << to_string(a.auto_pad) << " " << to_string(a.rounding_type));
-    const std::vector<float> y = random_values(rng, s, {});
-    const std::vector<std::uint32_t> words = pack_activations(y.data(), s);
-    BinaryMaxPool bp(rt, a, s);
-    REQUIRE(bp.run(words.data()) == reference_binary_maxpool(words.data(), s, a));
-    MaxPool fp(rt, a, s);
-    REQUIRE(same_bits(fp.run(y.data()), reference_maxpool(y.data(), s, a)));
+    require_pools_match(rt, rng, a, s);
     ++checked;
   }
   REQUIRE(checked >= 20);
@@ -184,12 +189,7 @@ void maxpool_with_huge_attributes(Variant variant) {
                     << a.pads_begin[1] << "/" << a.pads_end[0] << "," << a.pads_end[1] << " "
                     << to_string(a.rounding_type) << " -> " << to_string(g.output));
     REQUIRE(g.output[2] * g.output[3] >= 4);  // more than one window per axis somewhere
-    const std::vector<float> y = random_values(rng, s, {});
-    const std::vector<std::uint32_t> words = pack_activations(y.data(), s);
-    BinaryMaxPool bp(rt, a, s);
-    REQUIRE(bp.run(words.data()) == reference_binary_maxpool(words.data(), s, a));
-    MaxPool fp(rt, a, s);
-    REQUIRE(same_bits(fp.run(y.data()), reference_maxpool(y.data(), s, a)));
+    require_pools_match(rt, rng, a, s);
   }
   // The same windows fused into a convolution's packed output (BinaryConvolution::Options::max_pool): a 1x1
   // convolution of +-1 input, whose output is the input times the filter signs.
