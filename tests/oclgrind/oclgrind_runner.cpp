@@ -24,6 +24,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -362,10 +363,12 @@ int run_io(std::size_t first, std::size_t count) {
     }
     std::cout << "[io " << i << "] " << to_string(r.variant) << ", word_bits " << r.word_bits
               << ", work-group cap " << r.max_group << ": " << describe(c) << "\n";
-    auto make = [&](const A& a, bool packed_in, const Output& out) -> BinaryConvolution& {
+    auto make = [&](const A& a, bool packed_in, const Output& out,
+                    const std::optional<PoolAttributes>& max_pool = std::nullopt) -> BinaryConvolution& {
       BinaryConvolution::Options options;
       options.input_packed = packed_in;
       options.output = out;
+      options.max_pool = max_pool;
       keep_alive.push_back(std::make_unique<BinaryConvolution>(rt, a, c.input, c.make_filter(), options));
       std::cout << "    plan: " << keep_alive.back()->plan().to_string() << "\n";
       return *keep_alive.back();
@@ -406,14 +409,7 @@ int run_io(std::size_t first, std::size_t count) {
     }
     {
       // Max-pooled in the GEMM (Options::max_pool): overlapping, padded, ceil-rounded windows.
-      BinaryConvolution::Options options;
-      options.input_packed = true;
-      options.output = Output::packed(rules);
-      options.max_pool = pool;
-      keep_alive.push_back(
-          std::make_unique<BinaryConvolution>(rt, packed_attributes, c.input, c.make_filter(), options));
-      BinaryConvolution& conv = *keep_alive.back();
-      std::cout << "    plan: " << conv.plan().to_string() << "\n";
+      BinaryConvolution& conv = make(packed_attributes, true, Output::packed(rules), pool);
       report("packed input, packed and max-pooled output",
              conv.run_packed(x_words.data()) == want_pooled && ran_kernel(conv, "xnor_gemm_bits"));
     }
