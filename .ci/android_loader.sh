@@ -61,7 +61,7 @@ build_library() {
 check_library() {
   local lib expected defined undefined missing
   expected=$( (echo clGetPlatformIDs; sed -n 's/^XNORCL_FORWARD([^,]*, *\(cl[A-Za-z0-9]*\),.*/\1/p' \
-    src/opencl_loader.cpp) | sort -u)
+    src/runtime/opencl_loader.cpp) | sort -u)
   if [[ $1 == shared ]]; then
     lib="build-dlopen-shared/install/lib/libxnorcl.so"
     readelf -d "$lib" | grep NEEDED

@@ -15,7 +15,7 @@
 //   NDRange global (O rounded up to WG_SIZE, N), local (WG_SIZE, 1).
 
 // Defaults only for compiling this file on its own (offline compilers, syntax checks); the runtime always
-// passes its own values from src/device_profile.cpp.
+// passes its own values from src/runtime/device_profile.cpp.
 #ifndef WG_SIZE
 #define WG_SIZE 64
 #endif

@@ -14,7 +14,7 @@
 // float). Quotients and remainders written out (r = a - q*b) for Oclgrind 21.10.
 
 // Defaults only for compiling this file on its own (offline compilers, syntax checks); the runtime always
-// passes its own values from src/device_profile.cpp.
+// passes its own values from src/runtime/device_profile.cpp.
 #ifndef WG_SIZE
 #define WG_SIZE 64
 #endif

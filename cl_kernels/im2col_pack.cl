@@ -2,7 +2,7 @@
 // bit patches that xnor_gemm.cl multiplies with the packed filters (the paper's Algorithm 1, generalised).
 //
 // Words: word_t is uint (-DWORD_BITS=32, GPUs) or ulong (-DWORD_BITS=64, CPUs whose scalar 64-bit popcount is
-// their fastest xor-popcount, e.g. PoCL), chosen per architecture in src/device_profile.cpp; B = WORD_BITS.
+// their fastest xor-popcount, e.g. PoCL), chosen per architecture in src/runtime/device_profile.cpp; B = WORD_BITS.
 //
 // Inputs:
 //   x          the input, NCHW ([N, C_IN, H, W]), float32 (*_f32, read as raw 32-bit patterns so that no float
@@ -16,7 +16,7 @@
 // GEMM never reads uninitialized memory. k-major ("word w of every patch, then word w+1") makes the stores
 // here and the GEMM's loads contiguous across adjacent output positions p.
 //
-// Two layouts of K, chosen per layer on the host (src/conv_layout.hpp, choose_packing):
+// Two layouts of K, chosen per layer on the host (src/ops/binary_convolution/conv_layout.hpp, choose_packing):
 //   Dense (c, ky, kx), used when 2*C_IN < B*ceil(C_IN/B) (few channels: a 3-channel 5x5 first layer has
 //     K = 75 bits in 2-3 words, no channel padding), or when it needs at most 3/4 of the channel-packed words
 //     and can be built from bit rows (32 channels in 64-bit words: 13 words per 5x5 patch instead of 25):
@@ -59,7 +59,7 @@
 // arithmetic) rather than work-items a vectoriser would have to merge.
 
 // Defaults only for compiling this file on its own (offline compilers, syntax checks); the runtime always
-// passes its own values from src/device_profile.cpp.
+// passes its own values from src/runtime/device_profile.cpp.
 #ifndef WG_SIZE
 #define WG_SIZE 64
 #endif

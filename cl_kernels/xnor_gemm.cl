@@ -1,6 +1,6 @@
 // xnor-popcount GEMM: Y[o, p] = K - 2 * sum_w popcount(filters[w][o] ^ patches[w][p]), written as float NCHW.
 //
-// Words: word_t is uint (-DWORD_BITS=32) or ulong (-DWORD_BITS=64), per architecture (src/device_profile.cpp);
+// Words: word_t is uint (-DWORD_BITS=32) or ulong (-DWORD_BITS=64), per architecture (src/runtime/device_profile.cpp);
 // "word" below is word_t, B = WORD_BITS bits. The K order inside the words (dense (c, ky, kx) or
 // channel-packed (ky, kx, cw)) is chosen per layer by the host and is the same for filters and patches (see
 // im2col_pack.cl); this kernel only needs bits beyond K (tails) to be zero in both, so they xor to 0.
@@ -49,7 +49,7 @@
 // Both variants add the same integers, so their results are identical.
 
 // Defaults only for compiling this file on its own (offline compilers, syntax checks); the runtime always
-// passes its own values from src/device_profile.cpp.
+// passes its own values from src/runtime/device_profile.cpp.
 #if !defined(LOCAL_VARIANT) && !defined(WG) && !defined(TM) && !defined(TN) && !defined(KT) && !defined(WORD_BITS)
 #define LOCAL_VARIANT 0
 #define WG 8

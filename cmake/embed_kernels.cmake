@@ -1,12 +1,12 @@
 # Writes OUTPUT, a C++ file holding every .cl file of KERNEL_DIR as a byte array, so that the program reads
 # no file at run time. Invoked by a custom command that depends on every .cl file. Optional: NAMESPACE and
 # HEADER, the namespace and header of the EmbeddedKernel table (default: the library's, xnorcl::detail in
-# src/embedded_kernels.hpp; the bench embeds its own kernels with its own).
+# src/runtime/embedded_kernels.hpp; the bench embeds its own kernels with its own).
 if(NOT NAMESPACE)
   set(NAMESPACE "xnorcl::detail")
 endif()
 if(NOT HEADER)
-  set(HEADER "embedded_kernels.hpp")
+  set(HEADER "runtime/embedded_kernels.hpp")
 endif()
 file(GLOB kernel_files RELATIVE "${KERNEL_DIR}" "${KERNEL_DIR}/*.cl")
 list(SORT kernel_files)

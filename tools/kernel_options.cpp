@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "device_profile.hpp"
+#include "runtime/device_profile.hpp"
 
 int main() {
   try {

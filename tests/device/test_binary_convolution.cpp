@@ -296,7 +296,7 @@ void plan_reports_launches(Variant variant) {
   const std::int64_t C = c.input[1], taps = c.filter[2] * c.filter[3];
   const std::int64_t channel_words = (C + p.word_bits - 1) / p.word_bits;
   // Channel-packed where the channel words waste at most half their bits, unless dense packing from bit rows
-  // needs at most 3/4 of the words (src/conv_layout.hpp, choose_packing).
+  // needs at most 3/4 of the words (src/ops/binary_convolution/conv_layout.hpp, choose_packing).
   const std::int64_t dense_words = (p.patch_bits + p.word_bits - 1) / p.word_bits;
   const bool rows_possible = c.attributes.dilations[1] == 1 && c.filter[3] <= p.word_bits;
   REQUIRE(p.channel_packed == (2 * C >= channel_words * p.word_bits &&

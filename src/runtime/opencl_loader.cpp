@@ -24,7 +24,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "opencl_loader.hpp"
+#include "runtime/opencl_loader.hpp"
 
 namespace xnorcl::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "program_cache.hpp"
+#include "runtime/program_cache.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -15,12 +15,12 @@
 #include <sstream>
 #include <type_traits>
 
-#include "cl_call.hpp"
-#include "conv_layout.hpp"
-#include "enqueue_checks.hpp"
-#include "im2col_pack.hpp"
-#include "runtime_state.hpp"
-#include "xnor_gemm.hpp"
+#include "runtime/cl_call.hpp"
+#include "ops/binary_convolution/conv_layout.hpp"
+#include "runtime/enqueue_checks.hpp"
+#include "ops/binary_convolution/im2col_pack.hpp"
+#include "runtime/runtime_state.hpp"
+#include "ops/binary_convolution/xnor_gemm.hpp"
 #include "xnorcl/error.hpp"
 
 namespace xnorcl {

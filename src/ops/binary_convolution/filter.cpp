@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "shape_inference.hpp"
+#include "ops/binary_convolution/shape_inference.hpp"
 #include "xnorcl/error.hpp"
 
 namespace xnorcl {

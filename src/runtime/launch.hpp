@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <string>
 
-#include "cl_call.hpp"
+#include "runtime/cl_call.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/opencl.hpp"
 

@@ -2,7 +2,7 @@
 // input's word layout) and its host reference.
 #include <string>
 
-#include "layer_common.hpp"
+#include "ops/layer_common.hpp"
 #include "xnorcl/layers.hpp"
 
 namespace xnorcl {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "device_profile.hpp"
-#include "program_cache.hpp"
+#include "runtime/device_profile.hpp"
+#include "runtime/program_cache.hpp"
 #include "xnorcl/opencl.hpp"
 #include "xnorcl/runtime.hpp"
 

@@ -1,7 +1,7 @@
 // ThresholdPack, Unpack and ScaleBias: launchers of cl_kernels/threshold_pack.cl.
 #include <string>
 
-#include "layer_common.hpp"
+#include "ops/layer_common.hpp"
 #include "xnorcl/layers.hpp"
 
 namespace xnorcl {

@@ -1,4 +1,4 @@
-#include "device_profile.hpp"
+#include "runtime/device_profile.hpp"
 
 #include <algorithm>
 #include <cctype>

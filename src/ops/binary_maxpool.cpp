@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "layer_common.hpp"
+#include "ops/layer_common.hpp"
 #include "xnorcl/layers.hpp"
 
 namespace xnorcl {

@@ -1,7 +1,7 @@
-#include "im2col_pack.hpp"
+#include "ops/binary_convolution/im2col_pack.hpp"
 
-#include "cl_call.hpp"
-#include "launch.hpp"
+#include "runtime/cl_call.hpp"
+#include "runtime/launch.hpp"
 
 namespace xnorcl::detail {
 

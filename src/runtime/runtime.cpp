@@ -9,11 +9,11 @@
 #include <mutex>
 #include <sstream>
 
-#include "cl_call.hpp"
-#include "device_profile.hpp"
-#include "embedded_kernels.hpp"
-#include "opencl_loader.hpp"
-#include "runtime_state.hpp"
+#include "runtime/cl_call.hpp"
+#include "runtime/device_profile.hpp"
+#include "runtime/embedded_kernels.hpp"
+#include "runtime/opencl_loader.hpp"
+#include "runtime/runtime_state.hpp"
 #include "xnorcl/error.hpp"
 
 namespace xnorcl {

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "conv_layout.hpp"
-#include "runtime_state.hpp"
+#include "ops/binary_convolution/conv_layout.hpp"
+#include "runtime/runtime_state.hpp"
 #include "xnorcl/binary_convolution.hpp"
 
 namespace xnorcl::detail {

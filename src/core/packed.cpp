@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "layer_common.hpp"
+#include "ops/layer_common.hpp"
 #include "xnorcl/error.hpp"
 
 namespace xnorcl {

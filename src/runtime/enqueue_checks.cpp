@@ -1,4 +1,4 @@
-#include "enqueue_checks.hpp"
+#include "runtime/enqueue_checks.hpp"
 
 #include <string>
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "cl_call.hpp"
-#include "launch.hpp"
-#include "runtime_state.hpp"
+#include "runtime/cl_call.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/runtime_state.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/opencl.hpp"
 #include "xnorcl/shape.hpp"

@@ -1,6 +1,6 @@
 // Shape inference and validation of BinaryConvolution-1 (SPEC section 2), with OpenVINO's formulas and, where
 // OpenVINO has one, its message.
-#include "shape_inference.hpp"
+#include "ops/binary_convolution/shape_inference.hpp"
 
 #include <cctype>
 #include <climits>

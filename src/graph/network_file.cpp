@@ -5,7 +5,7 @@
 #include <string>
 #include <type_traits>
 
-#include "layer_common.hpp"
+#include "ops/layer_common.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/network.hpp"
 

@@ -1,9 +1,9 @@
-#include "xnor_gemm.hpp"
+#include "ops/binary_convolution/xnor_gemm.hpp"
 
 #include <algorithm>
 
-#include "cl_call.hpp"
-#include "launch.hpp"
+#include "runtime/cl_call.hpp"
+#include "runtime/launch.hpp"
 
 namespace xnorcl::detail {
 namespace {

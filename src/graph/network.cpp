@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "layer_common.hpp"
+#include "ops/layer_common.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/reference.hpp"
 
