@@ -6,6 +6,7 @@
 #include "xnorcl/binary_convolution.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/filter.hpp"
+#include "xnorcl/graph.hpp"
 #include "xnorcl/layers.hpp"
 #include "xnorcl/network.hpp"
 #include "xnorcl/packed.hpp"

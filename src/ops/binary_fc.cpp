@@ -83,12 +83,12 @@ BinaryFullyConnected::BinaryFullyConnected(const Runtime& runtime, const Shape& 
   m->input = input;
   m->output = Shape{input[0], O, 1, 1};
   m->local = s->variant == Variant::Local;
-  m->wg = s->fc_work_group;
+  m->wg = s->linear_program("binary_fc.cl").work_group;
   m->O = static_cast<int>(O);
   m->Kwt = static_cast<int>(Kwt);
   m->K = static_cast<int>(K);
   if (output_thresholds) m->pack.emplace(runtime, m->output, *output_thresholds);
-  m->kernel = detail::make_kernel(s->binary_fc, "binary_fc", s->device, m->wg);
+  m->kernel = detail::make_kernel(s->linear_program("binary_fc.cl").program, "binary_fc", s->device, m->wg);
 
   // Weight (o, c, y, x) -> bit c%32 of word (y*W + x)*Cw + c/32 of row o, the input's own layout.
   std::vector<cl_uint> words(static_cast<std::size_t>(O * Kwt), 0u);

@@ -152,9 +152,9 @@ struct PoolLaunch {
 PoolLaunch make_pool(const Runtime& runtime, const PoolAttributes& a, const Shape& input, const char* kernel,
                      const char* what) {
   const auto& s = detail::runtime_state(runtime, what);
-  PoolLaunch p{runtime, a, validate_pool(a, input), {}, s->maxpool_work_group};
+  PoolLaunch p{runtime, a, validate_pool(a, input), {}, s->linear_program("binary_maxpool.cl").work_group};
   check_layer_shape(p.geometry.output, what);
-  p.kernel = detail::make_kernel(s->binary_maxpool, kernel, s->device, p.wg);
+  p.kernel = detail::make_kernel(s->linear_program("binary_maxpool.cl").program, kernel, s->device, p.wg);
   return p;
 }
 

@@ -44,12 +44,14 @@ ThresholdPack::ThresholdPack(const Runtime& runtime, const Shape& shape,
     keys[c] = detail::float_order_key(r.value);
     modes[c] = static_cast<cl_uint>(r.mode);
   }
-  auto m = std::make_unique<Impl>(Impl{runtime, shape, {}, s->threshold_work_group, {}, {}, 0, 0, 0, 0});
+  auto m = std::make_unique<Impl>(
+      Impl{runtime, shape, {}, s->linear_program("threshold_pack.cl").work_group, {}, {}, 0, 0, 0, 0});
   m->C = static_cast<int>(shape[1]);
   m->HW = static_cast<int>(shape[2] * shape[3]);
   m->Cw = static_cast<int>(packed_words_per_pixel(shape[1]));
   m->total = static_cast<int>(packed_word_count(shape));
-  m->kernel = detail::make_kernel(s->threshold_pack, "threshold_pack", s->device, m->wg);
+  m->kernel =
+      detail::make_kernel(s->linear_program("threshold_pack.cl").program, "threshold_pack", s->device, m->wg);
   detail::cl_call(
       [&] {
         m->keys =
@@ -107,8 +109,10 @@ struct Unpack::Impl {
 Unpack::Unpack(const Runtime& runtime, const Shape& shape) {
   const auto& s = detail::runtime_state(runtime, "Unpack");
   check_layer_shape(shape, "Unpack");
-  auto m = std::make_unique<Impl>(Impl{runtime, shape, {}, s->threshold_work_group});
-  m->kernel = detail::make_kernel(s->threshold_pack, "unpack_bits", s->device, m->wg);
+  auto m =
+      std::make_unique<Impl>(Impl{runtime, shape, {}, s->linear_program("threshold_pack.cl").work_group});
+  m->kernel =
+      detail::make_kernel(s->linear_program("threshold_pack.cl").program, "unpack_bits", s->device, m->wg);
   impl_ = std::move(m);
 }
 Unpack::~Unpack() = default;
@@ -159,8 +163,10 @@ ScaleBias::ScaleBias(const Runtime& runtime, const Shape& shape, const std::vect
     throw InvalidArgument("ScaleBias: " + std::to_string(scale.size()) + " scales for " +
                           std::to_string(shape[1]) + " channels (shape " + to_string(shape) + ")");
   }
-  auto m = std::make_unique<Impl>(Impl{runtime, shape, {}, s->threshold_work_group, {}, {}});
-  m->kernel = detail::make_kernel(s->threshold_pack, "scale_bias", s->device, m->wg);
+  auto m = std::make_unique<Impl>(
+      Impl{runtime, shape, {}, s->linear_program("threshold_pack.cl").work_group, {}, {}});
+  m->kernel =
+      detail::make_kernel(s->linear_program("threshold_pack.cl").program, "scale_bias", s->device, m->wg);
   detail::cl_call(
       [&] {
         m->scale = cl::Buffer(s->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, scale.size() * 4,

@@ -318,13 +318,7 @@ void build_gemm(RuntimeState& s) {
 // The network layers' programs (device_profile's network_programs() table): for each, the largest
 // work-group size that fits every limit, as build_linear does, with the table's build options.
 void build_network_programs(RuntimeState& s) {
-  const std::pair<cl::Program*, std::size_t*> slots[] = {{&s.threshold_pack, &s.threshold_work_group},
-                                                         {&s.binary_maxpool, &s.maxpool_work_group},
-                                                         {&s.binary_fc, &s.fc_work_group}};
-  const auto& programs = detail::network_programs();
-  if (programs.size() != std::size(slots)) throw Error("the network program table and its slots differ");
-  for (std::size_t i = 0; i < programs.size(); ++i) {
-    const detail::NetworkProgram& p = programs[i];
+  for (const detail::NetworkProgram& p : detail::network_programs()) {
     bool built = false;
     for (std::size_t size : detail::linear_work_group_sizes()) {
       if (size > s.work_group_cap) continue;
@@ -332,8 +326,7 @@ void build_network_programs(RuntimeState& s) {
           build_program(s, p.file, detail::network_build_options(p, s.variant, size));
       if (kernels_accept(s, candidate.program, p.kernels, size)) {
         store_in_cache(s, candidate);
-        *slots[i].first = candidate.program;
-        *slots[i].second = size;
+        s.linear_programs[p.file] = {candidate.program, size};
         built = true;
         break;
       }
@@ -390,6 +383,12 @@ const RuntimeState& held(const std::shared_ptr<RuntimeState>& state) {
 }  // namespace
 
 namespace detail {
+
+const RuntimeState::LinearProgram& RuntimeState::linear_program(const std::string& file) const {
+  const auto it = linear_programs.find(file);
+  if (it == linear_programs.end()) throw Error("the runtime has built no program from " + file);
+  return it->second;
+}
 
 void RuntimeState::store_deferred() const noexcept {
   try {

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -37,13 +38,15 @@ struct RuntimeState {
   cl::Program xnor_gemm;  // kernel xnor_gemm
   GemmConfig gemm;
 
-  // The network layers' programs (see network_programs() in device_profile.hpp).
-  cl::Program threshold_pack;  // kernels threshold_pack, unpack_bits, scale_bias
-  std::size_t threshold_work_group = 1;
-  cl::Program binary_maxpool;  // kernels binary_maxpool, maxpool_f32
-  std::size_t maxpool_work_group = 1;
-  cl::Program binary_fc;  // kernel binary_fc, built for the variant in use
-  std::size_t fc_work_group = 1;
+  // The one-dimensional programs of the layers and graph ops (network_programs() in device_profile.hpp),
+  // by file name ("threshold_pack.cl"), each with the fixed local size it was built for.
+  struct LinearProgram {
+    cl::Program program;
+    std::size_t work_group = 1;
+  };
+  std::map<std::string, LinearProgram> linear_programs;
+  // The entry of a file of network_programs(); throws Error for a file not in that table.
+  const LinearProgram& linear_program(const std::string& file) const;
 
   // Programs built from source on a device whose binaries grow at first launch
   // (DeviceProfile::binary_grows_at_first_launch). Such a driver serialises a program's binary once, at the

@@ -1,0 +1,269 @@
+// Graph validation (names, definitions, cycles, each op's shape inference) and the host reference graph.
+#include "xnorcl/graph.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <set>
+
+#include "graph/node_views.hpp"
+#include "ops/op.hpp"
+#include "xnorcl/error.hpp"
+#include "xnorcl/packed.hpp"
+
+namespace xnorcl {
+
+std::string to_string(const Dims& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+std::string to_string(ElementType type) {
+  return type == ElementType::Bits ? "bits" : "f32";
+}
+
+std::int64_t Tensor::element_count() const {
+  return ops::product(dims);
+}
+
+double Tensor::ones_fraction() const {
+  if (type != ElementType::Bits || element_count() == 0) return 0;
+  std::int64_t ones = 0;
+  for (std::uint32_t w : words) ones += __builtin_popcount(w);  // tail bits are 0 by the layout's contract
+  return static_cast<double>(ones) / static_cast<double>(element_count());
+}
+
+Constant Constant::f32(Dims dims, std::vector<float> values) {
+  Constant c;
+  c.dims = std::move(dims);
+  c.values = std::move(values);
+  return c;
+}
+
+Constant Constant::u1(Dims dims, std::vector<std::uint8_t> msb_first_bits) {
+  Constant c;
+  c.dims = std::move(dims);
+  c.type = ElementType::Bits;
+  c.bits = std::move(msb_first_bits);
+  return c;
+}
+
+namespace {
+
+// Dimensions of an input or constant: 1 to 4 axes, each at least 1, at most 2^31 - 1 elements in all (the
+// kernels index with int).
+void check_dims(const Dims& dims, const std::string& what) {
+  if (dims.empty() || dims.size() > 4)
+    throw InvalidArgument(what + " has " + std::to_string(dims.size()) + " axes " + to_string(dims) +
+                          "; tensors have 1 to 4");
+  std::int64_t n = 1;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 1 || dims[i] > INT_MAX)
+      throw InvalidArgument(what + " " + to_string(dims) + ": axis " + std::to_string(i) + " is " +
+                            std::to_string(dims[i]) + ", outside 1.." + std::to_string(INT_MAX));
+    if (n > INT_MAX / dims[i])
+      throw InvalidArgument(what + " " + to_string(dims) + " holds more than " + std::to_string(INT_MAX) +
+                            " elements");
+    n *= dims[i];
+  }
+}
+
+void check_constant(const std::string& name, const Constant& c) {
+  const std::string what = "constant '" + name + "'";
+  check_dims(c.dims, what);
+  const std::int64_t n = ops::product(c.dims);
+  if (c.type == ElementType::Float32 && static_cast<std::int64_t>(c.values.size()) != n)
+    throw InvalidArgument(what + " " + to_string(c.dims) + " needs " + std::to_string(n) +
+                          " values, it has " + std::to_string(c.values.size()));
+  if (c.type == ElementType::Bits && static_cast<std::int64_t>(c.bits.size()) != (n + 7) / 8)
+    throw InvalidArgument(what + " " + to_string(c.dims) + " needs " + std::to_string((n + 7) / 8) +
+                          " bytes of bits, it has " + std::to_string(c.bits.size()));
+}
+
+}  // namespace
+
+namespace detail {
+
+GraphIndex index_graph(const Graph& graph) {
+  GraphIndex index;
+  std::set<std::string> node_names;
+  for (const GraphInput& in : graph.inputs) {
+    check_dims(in.dims, "graph input '" + in.name + "'");
+    if (!index.producer.emplace(in.name, -1).second)
+      throw InvalidArgument("graph input '" + in.name + "' is declared twice");
+    index.infos[in.name] = {in.dims, ElementType::Float32};
+  }
+  for (const auto& [name, c] : graph.constants) {
+    check_constant(name, c);
+    if (!index.producer.emplace(name, -2).second)
+      throw InvalidArgument("constant '" + name + "' has the name of a graph input");
+  }
+  for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    if (n.name.empty()) throw InvalidArgument("node " + std::to_string(i) + " (" + n.op + ") has no name");
+    if (!node_names.insert(n.name).second) throw InvalidArgument("two nodes are named '" + n.name + "'");
+    if (!ops::find_op(n.op)) {
+      std::string known;
+      for (const std::string& op : ops::op_names()) known += (known.empty() ? "" : ", ") + op;
+      throw InvalidArgument("node '" + n.name + "': unsupported op '" + n.op + "' (xnorcl has " + known +
+                            ")");
+    }
+    if (n.outputs.empty()) throw InvalidArgument("node '" + n.name + "' (" + n.op + ") defines no output");
+    for (const std::string& out : n.outputs) {
+      const auto [it, fresh] = index.producer.emplace(out, static_cast<int>(i));
+      if (!fresh) {
+        const std::string by = it->second == -1 ? "a graph input"
+                               : it->second == -2
+                                   ? "a constant"
+                                   : "node '" + graph.nodes[static_cast<std::size_t>(it->second)].name + "'";
+        throw InvalidArgument("node '" + n.name + "' (" + n.op + "): its output '" + out +
+                              "' is already defined by " + by);
+      }
+    }
+  }
+  for (const Node& n : graph.nodes)
+    for (const std::string& in : n.inputs)
+      if (!index.producer.count(in))
+        throw InvalidArgument("node '" + n.name + "' (" + n.op + "): input '" + in +
+                              "' is no graph input, constant or node output");
+  return index;
+}
+
+std::vector<std::size_t> topological(const Graph& graph, const GraphIndex& index) {
+  // Kahn's algorithm, taking ready nodes in their declaration order so the order is deterministic.
+  std::vector<int> waiting(graph.nodes.size(), 0);
+  std::vector<std::vector<std::size_t>> readers(graph.nodes.size());
+  for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (const std::string& in : graph.nodes[i].inputs) {
+      const int p = index.producer.at(in);
+      if (p >= 0) {
+        ++waiting[i];
+        readers[static_cast<std::size_t>(p)].push_back(i);
+      }
+    }
+  }
+  std::set<std::size_t> ready;
+  for (std::size_t i = 0; i < waiting.size(); ++i)
+    if (waiting[i] == 0) ready.insert(i);
+  std::vector<std::size_t> order;
+  while (!ready.empty()) {
+    const std::size_t i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (std::size_t r : readers[i])
+      if (--waiting[r] == 0) ready.insert(r);
+  }
+  if (order.size() != graph.nodes.size()) {
+    std::string cycle;
+    for (std::size_t i = 0; i < waiting.size(); ++i)
+      if (waiting[i] > 0) cycle += (cycle.empty() ? "'" : ", '") + graph.nodes[i].name + "'";
+    throw InvalidArgument("the graph has a cycle through nodes " + cycle);
+  }
+  return order;
+}
+
+ops::NodeView view_of(const Graph& graph, const Node& node, const std::map<std::string, TensorInfo>& infos) {
+  ops::NodeView v;
+  v.node = &node;
+  for (const std::string& in : node.inputs) {
+    const auto c = graph.constants.find(in);
+    if (c != graph.constants.end()) {
+      v.inputs.push_back({c->second.dims, c->second.type});
+      v.constants.push_back(&c->second);
+    } else {
+      v.inputs.push_back(infos.at(in));
+      v.constants.push_back(nullptr);
+    }
+  }
+  return v;
+}
+
+ValidatedGraph validate_graph(const Graph& graph) {
+  ValidatedGraph g;
+  GraphIndex index = index_graph(graph);
+  g.order = topological(graph, index);
+  for (std::size_t i : g.order) {
+    const Node& node = graph.nodes[i];
+    const ops::NodeView v = view_of(graph, node, index.infos);
+    std::vector<TensorInfo> outs = ops::find_op(node.op)->infer(v);
+    if (outs.size() != node.outputs.size())
+      throw InvalidArgument(v.where() + ": defines " + std::to_string(node.outputs.size()) +
+                            " outputs, the op has " + std::to_string(outs.size()));
+    for (std::size_t k = 0; k < outs.size(); ++k) index.infos[node.outputs[k]] = std::move(outs[k]);
+  }
+  if (graph.outputs.empty()) throw InvalidArgument("the graph has no output");
+  for (const std::string& out : graph.outputs) {
+    if (!index.infos.count(out) || graph.constants.count(out))
+      throw InvalidArgument("graph output '" + out + "' is no graph input or node output");
+  }
+  g.infos = std::move(index.infos);
+  g.producer = std::move(index.producer);
+  return g;
+}
+
+}  // namespace detail
+
+std::map<std::string, TensorInfo> Graph::validate() const {
+  return detail::validate_graph(*this).infos;
+}
+
+std::vector<const Node*> Graph::topological_order() const {
+  std::vector<const Node*> nodes;
+  for (std::size_t i : detail::validate_graph(*this).order) nodes.push_back(&this->nodes[i]);
+  return nodes;
+}
+
+std::vector<std::string> Graph::supported_ops() {
+  return ops::op_names();
+}
+
+namespace detail {
+
+void check_graph_inputs(const Graph& graph, const std::map<std::string, Tensor>& inputs) {
+  for (const auto& [name, t] : inputs) {
+    const auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(),
+                                 [&](const GraphInput& in) { return in.name == name; });
+    if (it == graph.inputs.end()) throw InvalidArgument("'" + name + "' is no input of the graph");
+    if (t.type != ElementType::Float32 || t.dims != it->dims ||
+        static_cast<std::int64_t>(t.values.size()) != ops::product(it->dims))
+      throw InvalidArgument("graph input '" + name + "' must be f32 " + to_string(it->dims) + " (" +
+                            std::to_string(ops::product(it->dims)) + " values); it is " + to_string(t.type) +
+                            " " + to_string(t.dims) + " with " + std::to_string(t.values.size()) + " values");
+  }
+  for (const GraphInput& in : graph.inputs)
+    if (!inputs.count(in.name)) throw InvalidArgument("graph input '" + in.name + "' is not given");
+}
+
+}  // namespace detail
+
+std::vector<Tensor> reference_node(const Graph& graph, const Node& node,
+                                   const std::map<std::string, Tensor>& tensors) {
+  std::map<std::string, TensorInfo> infos;
+  for (const auto& [name, t] : tensors) infos[name] = {t.dims, t.type};
+  for (const std::string& in : node.inputs)
+    if (!graph.constants.count(in) && !tensors.count(in))
+      throw InvalidArgument("node '" + node.name + "' (" + node.op + "): input '" + in + "' is not given");
+  const ops::Op* op = ops::find_op(node.op);
+  if (!op) throw InvalidArgument("node '" + node.name + "': unsupported op '" + node.op + "'");
+  const ops::NodeView v = detail::view_of(graph, node, infos);
+  op->infer(v);  // validates
+  std::vector<const Tensor*> in;
+  for (std::size_t i = 0; i < node.inputs.size(); ++i)
+    in.push_back(v.constants[i] ? nullptr : &tensors.at(node.inputs[i]));
+  return op->reference(v, in);
+}
+
+std::map<std::string, Tensor> reference_graph(const Graph& graph,
+                                              const std::map<std::string, Tensor>& inputs) {
+  const detail::ValidatedGraph g = detail::validate_graph(graph);
+  detail::check_graph_inputs(graph, inputs);
+  std::map<std::string, Tensor> tensors = inputs;
+  for (std::size_t i : g.order) {
+    const Node& node = graph.nodes[i];
+    std::vector<Tensor> outs = reference_node(graph, node, tensors);
+    for (std::size_t k = 0; k < outs.size(); ++k) tensors[node.outputs[k]] = std::move(outs[k]);
+  }
+  return tensors;
+}
+
+}  // namespace xnorcl

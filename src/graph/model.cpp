@@ -1,0 +1,320 @@
+// Model: a validated graph planned onto a device. Three steps, each its own function: fuse (a node absorbs
+// the single consumer of its output where its op can compute both in one step), plan the steps (each op
+// builds its kernels), and assign buffers (tensors whose lifetimes do not overlap share a buffer, largest
+// first, as TFLite's arena planner does). Runs enqueue every step in order on the runtime's queue.
+#include <algorithm>
+#include <set>
+
+#include "graph/node_views.hpp"
+#include "ops/layer_common.hpp"
+#include "runtime/cl_call.hpp"
+#include "xnorcl/error.hpp"
+#include "xnorcl/graph.hpp"
+
+namespace xnorcl {
+
+using detail::cl_call;
+
+namespace {
+
+struct StepNodes {
+  std::size_t head = 0;
+  std::vector<std::size_t> fused;
+  std::vector<std::string> inputs;   // activation tensors the step reads
+  std::vector<std::string> outputs;  // tensors it writes
+};
+
+struct Lifetime {
+  int first = 0, last = 0;  // step indices; graph inputs are written before step 0 (-1)
+  std::size_t bytes = 0;
+};
+
+std::map<std::string, std::vector<std::size_t>> consumers_of(const Graph& graph) {
+  std::map<std::string, std::vector<std::size_t>> consumers;
+  for (std::size_t i = 0; i < graph.nodes.size(); ++i)
+    for (const std::string& in : graph.nodes[i].inputs) consumers[in].push_back(i);
+  return consumers;
+}
+
+// Groups nodes into steps: each node absorbs, while its op agrees, the single consumer of the chain's last
+// output, provided that output is no graph output and every other input of the consumer already exists.
+std::vector<StepNodes> fuse(const Graph& graph, const detail::ValidatedGraph& g) {
+  const auto consumers = consumers_of(graph);
+  std::vector<int> position(graph.nodes.size());
+  for (std::size_t k = 0; k < g.order.size(); ++k) position[g.order[k]] = static_cast<int>(k);
+  const std::set<std::string> graph_outputs(graph.outputs.begin(), graph.outputs.end());
+  std::vector<bool> absorbed(graph.nodes.size(), false);
+  std::vector<StepNodes> steps;
+  for (std::size_t k = 0; k < g.order.size(); ++k) {
+    const std::size_t head = g.order[k];
+    if (absorbed[head]) continue;
+    StepNodes step{head, {}, {}, {}};
+    const ops::Op* op = ops::find_op(graph.nodes[head].op);
+    const ops::NodeView head_view = detail::view_of(graph, graph.nodes[head], g.infos);
+    std::vector<ops::NodeView> fused_views;
+    std::string chain = graph.nodes[head].outputs[0];
+    for (;;) {
+      const std::size_t last = step.fused.empty() ? head : step.fused.back();
+      if (graph.nodes[last].outputs.size() != 1 || graph_outputs.count(chain)) break;
+      const auto c = consumers.find(chain);
+      if (c == consumers.end() || c->second.size() != 1) break;
+      const std::size_t next = c->second[0];
+      bool ready = graph.nodes[next].inputs[0] == chain;
+      for (const std::string& in : graph.nodes[next].inputs) {
+        const int p = g.producer.at(in);
+        if (in != chain && p >= 0 && position[static_cast<std::size_t>(p)] >= static_cast<int>(k))
+          ready = false;
+      }
+      const ops::NodeView next_view = detail::view_of(graph, graph.nodes[next], g.infos);
+      if (!ready || !op->can_fuse(head_view, fused_views, next_view)) break;
+      step.fused.push_back(next);
+      fused_views.push_back(next_view);
+      absorbed[next] = true;
+      chain = graph.nodes[next].outputs[0];
+    }
+    std::set<std::string> internal;
+    for (std::size_t n : step.fused) internal.insert(graph.nodes[n].inputs[0]);
+    for (std::size_t n : std::vector<std::size_t>{head}) {
+      for (const std::string& in : graph.nodes[n].inputs)
+        if (!graph.constants.count(in)) step.inputs.push_back(in);
+    }
+    for (std::size_t n : step.fused)
+      for (std::size_t i = 1; i < graph.nodes[n].inputs.size(); ++i)
+        if (!graph.constants.count(graph.nodes[n].inputs[i])) step.inputs.push_back(graph.nodes[n].inputs[i]);
+    step.outputs = graph.nodes[step.fused.empty() ? head : step.fused.back()].outputs;
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+std::map<std::string, Lifetime> lifetimes(const Graph& graph, const std::vector<StepNodes>& steps,
+                                          const std::map<std::string, TensorInfo>& infos) {
+  std::map<std::string, Lifetime> life;
+  for (const GraphInput& in : graph.inputs) life[in.name] = {-1, -1, ops::tensor_bytes(infos.at(in.name))};
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const int at = static_cast<int>(s);
+    for (const std::string& out : steps[s].outputs) life[out] = {at, at, ops::tensor_bytes(infos.at(out))};
+    for (const std::string& in : steps[s].inputs) life[in].last = std::max(life[in].last, at);
+  }
+  for (const std::string& out : graph.outputs) life[out].last = static_cast<int>(steps.size());
+  return life;
+}
+
+// Tensor -> buffer slot, and each slot's size: largest tensors first, each into the first slot none of
+// whose tensors is live at the same time.
+std::pair<std::map<std::string, std::size_t>, std::vector<std::size_t>> assign_buffers(
+    const std::map<std::string, Lifetime>& life) {
+  std::vector<std::string> names;
+  for (const auto& [name, l] : life) names.push_back(name);
+  std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
+    return life.at(a).bytes > life.at(b).bytes;
+  });
+  std::map<std::string, std::size_t> slot_of;
+  std::vector<std::vector<std::string>> slots;
+  std::vector<std::size_t> sizes;
+  for (const std::string& name : names) {
+    const Lifetime& l = life.at(name);
+    std::size_t s = 0;
+    for (; s < slots.size(); ++s) {
+      const bool free = std::none_of(slots[s].begin(), slots[s].end(), [&](const std::string& other) {
+        const Lifetime& o = life.at(other);
+        return l.first <= o.last && o.first <= l.last;
+      });
+      if (free) break;
+    }
+    if (s == slots.size()) {
+      slots.emplace_back();
+      sizes.push_back(0);
+    }
+    slots[s].push_back(name);
+    sizes[s] = std::max(sizes[s], l.bytes);
+    slot_of[name] = s;
+  }
+  return {slot_of, sizes};
+}
+
+std::size_t largest_live_pair(const std::map<std::string, Lifetime>& life, std::size_t step_count) {
+  std::size_t best = 0;
+  for (int s = -1; s <= static_cast<int>(step_count); ++s) {
+    std::size_t a = 0, b = 0;
+    for (const auto& [name, l] : life) {
+      if (l.first > s || l.last < s) continue;
+      if (l.bytes > a) {
+        b = a;
+        a = l.bytes;
+      } else if (l.bytes > b) {
+        b = l.bytes;
+      }
+    }
+    best = std::max(best, a + b);
+  }
+  return best;
+}
+
+}  // namespace
+
+struct Model::Impl {
+  explicit Impl(const Runtime& rt) : runtime(rt) {}
+  Runtime runtime;
+  Graph graph;
+  detail::ValidatedGraph validated;
+  std::vector<StepNodes> steps;
+  std::vector<std::unique_ptr<ops::DeviceStep>> device_steps;
+  std::map<std::string, std::size_t> slot_of;
+  std::vector<cl::Buffer> buffers;
+  GraphPlan plan;
+  std::vector<cl::Event> last_events;
+
+  std::vector<const cl::Buffer*> buffers_for(const std::vector<std::string>& tensors) const {
+    std::vector<const cl::Buffer*> b;
+    for (const std::string& t : tensors) b.push_back(&buffers[slot_of.at(t)]);
+    return b;
+  }
+  std::string step_name(const StepNodes& s) const {
+    std::string name = graph.nodes[s.head].name;
+    for (std::size_t n : s.fused) name += "+" + graph.nodes[n].name;
+    return name;
+  }
+  void write_inputs(const std::map<std::string, Tensor>& inputs) {
+    detail::check_graph_inputs(graph, inputs);
+    for (const auto& [name, t] : inputs) {
+      cl_call(
+          [&] {
+            runtime.queue().enqueueWriteBuffer(buffers[slot_of.at(name)], CL_FALSE, 0, t.values.size() * 4,
+                                               t.values.data());
+          },
+          "writing graph input '" + name + "'");
+    }
+  }
+  Tensor read(const std::string& name) {
+    Tensor t;
+    const TensorInfo& info = validated.infos.at(name);
+    t.dims = info.dims;
+    t.type = info.type;
+    const std::size_t bytes = ops::tensor_bytes(info);
+    if (t.type == ElementType::Bits)
+      t.words.resize(bytes / 4);
+    else
+      t.values.resize(bytes / 4);
+    void* dst = t.type == ElementType::Bits ? static_cast<void*>(t.words.data())
+                                            : static_cast<void*>(t.values.data());
+    cl_call([&] { runtime.queue().enqueueReadBuffer(buffers[slot_of.at(name)], CL_TRUE, 0, bytes, dst); },
+            "reading tensor '" + name + "'");
+    return t;
+  }
+  void enqueue_step(std::size_t s) {
+    std::vector<cl::Event> wait;
+    if (!last_events.empty()) wait.push_back(last_events.back());
+    last_events.push_back(
+        device_steps[s]->enqueue(buffers_for(steps[s].inputs), buffers_for(steps[s].outputs), wait));
+  }
+};
+
+Model::Model(const Runtime& runtime, Graph graph) : impl_(std::make_unique<Impl>(runtime)) {
+  Impl& m = *impl_;
+  m.graph = std::move(graph);
+  m.validated = detail::validate_graph(m.graph);
+  m.steps = fuse(m.graph, m.validated);
+  const auto life = lifetimes(m.graph, m.steps, m.validated.infos);
+  std::vector<std::size_t> sizes;
+  std::tie(m.slot_of, sizes) = assign_buffers(life);
+  m.plan.variant = runtime.variant();
+  for (const StepNodes& s : m.steps) {
+    const ops::NodeView head = detail::view_of(m.graph, m.graph.nodes[s.head], m.validated.infos);
+    std::vector<ops::NodeView> fused;
+    for (std::size_t n : s.fused)
+      fused.push_back(detail::view_of(m.graph, m.graph.nodes[n], m.validated.infos));
+    m.device_steps.push_back(ops::find_op(m.graph.nodes[s.head].op)->plan(runtime, head, fused));
+    GraphPlan::Step p{m.step_name(s), {}, m.device_steps.back()->describe()};
+    p.fused.push_back(m.graph.nodes[s.head].name);
+    for (std::size_t n : s.fused) p.fused.push_back(m.graph.nodes[n].name);
+    m.plan.steps.push_back(std::move(p));
+    m.plan.weight_bytes += m.device_steps.back()->weight_bytes();
+  }
+  const auto& state = detail::runtime_state(runtime, "Model");
+  for (std::size_t bytes : sizes) {
+    m.buffers.push_back(cl_call(
+        [&] { return cl::Buffer(state->context, CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 4)); },
+        "allocating a graph buffer of " + std::to_string(bytes) + " bytes"));
+    m.plan.activation_bytes += bytes;
+  }
+  m.plan.largest_live_pair_bytes = largest_live_pair(life, m.steps.size());
+}
+
+Model::~Model() = default;
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+
+const Graph& Model::graph() const {
+  return impl_->graph;
+}
+const GraphPlan& Model::plan() const {
+  return impl_->plan;
+}
+
+std::vector<std::pair<std::string, Dims>> Model::input_dims() const {
+  std::vector<std::pair<std::string, Dims>> v;
+  for (const GraphInput& in : impl_->graph.inputs) v.emplace_back(in.name, in.dims);
+  return v;
+}
+
+std::vector<std::pair<std::string, TensorInfo>> Model::output_infos() const {
+  std::vector<std::pair<std::string, TensorInfo>> v;
+  for (const std::string& out : impl_->graph.outputs) v.emplace_back(out, impl_->validated.infos.at(out));
+  return v;
+}
+
+std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& inputs) {
+  Impl& m = *impl_;
+  m.write_inputs(inputs);
+  m.last_events.clear();
+  for (std::size_t s = 0; s < m.steps.size(); ++s) m.enqueue_step(s);
+  std::map<std::string, Tensor> outputs;
+  for (const std::string& out : m.graph.outputs) outputs[out] = m.read(out);
+  detail::runtime_state(m.runtime, "Model")->after_first_host_run();
+  return outputs;
+}
+
+std::map<std::string, Tensor> Model::run_trace(const std::map<std::string, Tensor>& inputs) {
+  Impl& m = *impl_;
+  m.write_inputs(inputs);
+  m.last_events.clear();
+  std::map<std::string, Tensor> tensors;
+  for (std::size_t s = 0; s < m.steps.size(); ++s) {
+    m.enqueue_step(s);
+    for (const std::string& out : m.steps[s].outputs)
+      tensors[out] = m.read(out);  // before a later step reuses it
+  }
+  detail::runtime_state(m.runtime, "Model")->after_first_host_run();
+  return tensors;
+}
+
+std::vector<StageTime> Model::last_stage_times() const {
+  const Impl& m = *impl_;
+  std::vector<StageTime> times;
+  for (std::size_t s = 0; s < m.last_events.size(); ++s) {
+    const std::string name = m.step_name(m.steps[s]);
+    std::vector<StageTime> detail_times = m.device_steps[s]->stage_times();
+    if (detail_times.empty() && detail::runtime_state(m.runtime, "Model")->profiling) {
+      const cl::Event& e = m.last_events[s];
+      e.wait();
+      const double ms = static_cast<double>(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                            e.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+                        1e-6;
+      detail_times.push_back({"", ms});
+    }
+    for (StageTime& t : detail_times)
+      times.push_back({name + (t.kernel.empty() ? "" : " " + t.kernel), t.milliseconds});
+  }
+  return times;
+}
+
+std::string GraphPlan::to_string() const {
+  std::string s = "variant " + xnorcl::to_string(variant) + ", " + std::to_string(steps.size()) + " steps\n";
+  for (const Step& step : steps) s += "  " + step.node + ": " + step.description + "\n";
+  s += "activation buffers " + std::to_string(activation_bytes) + " bytes (largest live pair " +
+       std::to_string(largest_live_pair_bytes) + "), weights " + std::to_string(weight_bytes) + " bytes\n";
+  return s;
+}
+
+}  // namespace xnorcl

@@ -1,0 +1,171 @@
+// FakeQuantize with levels 2: binarization to packed bits. The bit of x is OpenVINO's FakeQuantize value
+// q(x) > 0, the sign a binary op reads ({0, 1} and {-1, +1} outputs alike). Per channel, the bit is a
+// monotone function of x, so it becomes one Threshold rule found by bisection over the float order (bit
+// for bit OpenVINO's float formula, ties included) and runs as threshold_pack.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ops/fake_quantize.hpp"
+#include "ops/op.hpp"
+#include "xnorcl/error.hpp"
+#include "xnorcl/layers.hpp"
+
+namespace xnorcl::ops {
+
+namespace {
+
+// OpenVINO's reference FakeQuantize for levels 2 (computed in float).
+float fake_quantize_value(float x, float il, float ih, float ol, float oh) {
+  if (x <= std::min(il, ih)) return ol;
+  if (x > std::max(il, ih)) return oh;
+  return std::nearbyint((x - il) / (ih - il)) * (oh - ol) + ol;
+}
+
+std::uint32_t order_key(float v) {
+  std::uint32_t u;
+  std::memcpy(&u, &v, 4);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+float from_order_key(std::uint32_t k) {
+  const std::uint32_t u = (k & 0x80000000u) ? (k & 0x7fffffffu) : ~k;
+  float v;
+  std::memcpy(&v, &u, 4);
+  return v;
+}
+
+// Per-channel values of a range constant: a scalar (every axis 1) or one value per channel of x (axis 1
+// after numpy's right alignment; every other axis 1).
+std::vector<float> per_channel(const NodeView& v, std::size_t input, std::int64_t channels) {
+  const Constant& c = v.constant(input, ElementType::Float32);
+  const Dims& x = v.inputs[0].dims;
+  const std::int64_t n = product(c.dims);
+  bool ok = c.dims.size() <= x.size();
+  for (std::size_t i = 0; ok && i < c.dims.size(); ++i) {
+    const std::size_t axis = x.size() - c.dims.size() + i;
+    ok = c.dims[i] == 1 || (axis == 1 && c.dims[i] == channels);
+  }
+  if (!ok)
+    throw InvalidArgument(v.where() + ": input " + std::to_string(input) + " ('" + v.node->inputs[input] +
+                          "') " + to_string(c.dims) + " must be one value or one per channel of " +
+                          to_string(x));
+  for (float value : c.values)
+    if (std::isnan(value))
+      throw InvalidArgument(v.where() + ": input " + std::to_string(input) + " ('" + v.node->inputs[input] +
+                            "') holds NaN");
+  return n == 1 ? std::vector<float>(static_cast<std::size_t>(channels), c.values[0]) : c.values;
+}
+
+struct Ranges {
+  std::vector<float> il, ih, ol, oh;
+};
+
+Ranges ranges(const NodeView& v) {
+  const std::int64_t channels = v.inputs[0].dims[1];
+  Ranges r{per_channel(v, 1, channels), per_channel(v, 2, channels), per_channel(v, 3, channels),
+           per_channel(v, 4, channels)};
+  for (std::size_t c = 0; c < r.il.size(); ++c) {
+    if (r.il[c] > r.ih[c])
+      throw InvalidArgument(v.where() + ": channel " + std::to_string(c) + " has input_low " +
+                            std::to_string(r.il[c]) + " above input_high " + std::to_string(r.ih[c]) +
+                            " (its output would not be monotone in x)");
+  }
+  return r;
+}
+
+// The rule whose bit equals fake_quantize_value(x) > 0 for every non-NaN x.
+Threshold channel_rule(float il, float ih, float ol, float oh) {
+  const auto bit = [&](float x) { return fake_quantize_value(x, il, ih, ol, oh) > 0; };
+  const float lowest = -std::numeric_limits<float>::infinity();
+  const float highest = std::numeric_limits<float>::infinity();
+  const bool low = bit(lowest), high = bit(highest);
+  if (low == high) return {0.0f, low ? ThresholdMode::AlwaysOne : ThresholdMode::AlwaysZero};
+  // Bisect for the last x (in float order) whose bit equals bit(-inf).
+  std::uint32_t lo = order_key(lowest), hi = order_key(highest);
+  while (hi - lo > 1) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (bit(from_order_key(mid)) == low)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  const float last = from_order_key(lo), first = from_order_key(hi);
+  return high ? Threshold{last, ThresholdMode::Greater} : Threshold{first, ThresholdMode::Less};
+}
+
+class FakeQuantizeStep final : public DeviceStep {
+ public:
+  FakeQuantizeStep(const Runtime& rt, const Shape& shape, const std::vector<Threshold>& rules)
+      : layer_(rt, shape, rules) {}
+  cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
+                    const std::vector<cl::Event>& wait) override {
+    return layer_.enqueue(*in[0], *out[0], &wait);
+  }
+  std::vector<StageTime> stage_times() const override { return {}; }
+  std::size_t weight_bytes() const override { return 0; }
+  std::string describe() const override { return "threshold_pack " + xnorcl::to_string(layer_.shape()); }
+
+ private:
+  ThresholdPack layer_;
+};
+
+class FakeQuantizeOp final : public Op {
+ public:
+  const char* name() const override { return "FakeQuantize"; }
+
+  std::vector<TensorInfo> infer(const NodeView& v) const override {
+    v.check_attributes({"levels", "auto_broadcast"});
+    v.check_input_count(5, 5);
+    const TensorInfo& x = v.activation(0, ElementType::Float32);
+    if (x.dims.size() != 2 && x.dims.size() != 4)
+      throw InvalidArgument(v.where() + ": its input must be [N, C] or [N, C, H, W], it is " +
+                            to_string(x.dims));
+    if (v.integer("levels") != 2)
+      throw InvalidArgument(v.where() + ": levels " + std::to_string(v.integer("levels")) +
+                            " is not supported; xnorcl binarizes (levels 2)");
+    const std::string broadcast = v.text("auto_broadcast", "numpy");
+    if (broadcast != "numpy")
+      throw InvalidArgument(v.where() + ": auto_broadcast '" + broadcast + "' is not supported (numpy is)");
+    ranges(v);
+    return {{x.dims, ElementType::Bits}};
+  }
+
+  std::vector<Tensor> reference(const NodeView& v, const std::vector<const Tensor*>& in) const override {
+    const Ranges r = ranges(v);
+    const Tensor& x = *in[0];
+    const Shape s = bits_shape(x.dims);
+    std::vector<float> bits(x.values.size());
+    const std::int64_t hw = s[2] * s[3];
+    for (std::size_t i = 0; i < bits.size(); ++i) {
+      const std::size_t c = static_cast<std::size_t>((static_cast<std::int64_t>(i) / hw) % s[1]);
+      bits[i] = fake_quantize_value(x.values[i], r.il[c], r.ih[c], r.ol[c], r.oh[c]) > 0 ? 1.0f : 0.0f;
+    }
+    Tensor out;
+    out.dims = x.dims;
+    out.type = ElementType::Bits;
+    out.words = pack_activations(bits.data(), s, {});  // 1 > 0 is bit 1, 0 is bit 0
+    return {out};
+  }
+
+  std::unique_ptr<DeviceStep> plan(const Runtime& rt, const NodeView& v,
+                                   const std::vector<NodeView>& /*fused*/) const override {
+    return std::make_unique<FakeQuantizeStep>(rt, bits_shape(v.inputs[0].dims), fake_quantize_rules(v));
+  }
+};
+
+}  // namespace
+
+std::vector<Threshold> fake_quantize_rules(const NodeView& v) {
+  const Ranges r = ranges(v);
+  std::vector<Threshold> rules;
+  for (std::size_t c = 0; c < r.il.size(); ++c)
+    rules.push_back(channel_rule(r.il[c], r.ih[c], r.ol[c], r.oh[c]));
+  return rules;
+}
+
+const Op& fake_quantize_op() {
+  static const FakeQuantizeOp op;
+  return op;
+}
+
+}  // namespace xnorcl::ops
