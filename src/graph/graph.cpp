@@ -50,12 +50,12 @@ Constant Constant::u1(Dims dims, std::vector<std::uint8_t> msb_first_bits) {
 
 namespace {
 
-// Dimensions of an input or constant: 1 to 4 axes, each at least 1, at most 2^31 - 1 elements in all (the
-// kernels index with int).
-void check_dims(const Dims& dims, const std::string& what) {
-  if (dims.empty() || dims.size() > 4)
+// Dimensions of an input or constant: 1 to max_rank axes (activations 4, constants 5: GroupConvolution's
+// weights), each at least 1, at most 2^31 - 1 elements in all (the kernels index with int).
+void check_dims(const Dims& dims, const std::string& what, std::size_t max_rank = 4) {
+  if (dims.empty() || dims.size() > max_rank)
     throw InvalidArgument(what + " has " + std::to_string(dims.size()) + " axes " + to_string(dims) +
-                          "; tensors have 1 to 4");
+                          "; it may have 1 to " + std::to_string(max_rank));
   std::int64_t n = 1;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 1 || dims[i] > INT_MAX)
@@ -70,7 +70,7 @@ void check_dims(const Dims& dims, const std::string& what) {
 
 void check_constant(const std::string& name, const Constant& c) {
   const std::string what = "constant '" + name + "'";
-  check_dims(c.dims, what);
+  check_dims(c.dims, what, 5);
   const std::int64_t n = ops::product(c.dims);
   if (c.type == ElementType::Float32 && static_cast<std::int64_t>(c.values.size()) != n)
     throw InvalidArgument(what + " " + to_string(c.dims) + " needs " + std::to_string(n) +
