@@ -479,6 +479,8 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
 // exactly the float xnor_gemm would store) goes out as one of:
 //   out_mode 0: y (float NCHW, as xnor_gemm);
 //   out_mode 1: fma(scale[o], y, bias[o]) (folded batch-norm, one rounding; float NCHW);
+//   out_mode 3: fma(scale[o], y, bias[o]) + shortcut[index] (a residual Add after the batch-norm, read at the
+//     output's own index: no separate pass over memory; float NCHW);
 //   out_mode 2: packed bits (include/xnorcl/packed.hpp): bit o%32 of word o/32 of pixel (n, oy, ox) in
 //     words[((n*OH + oy)*OW + ox)*Cw_out + o/32] is the rule of channel o applied to y, given as an interval
 //     of order keys (keys[o] = lo, modes[o] = count; see fused_rule_bit). Only the Local variant with
@@ -489,8 +491,8 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
 //     from 32 bytes and store them: each output word has exactly one writer, no atomics, deterministic.
 //   In the Global variant a block beyond P or M skips the accumulation rather than returning (the loop is
 //   shared with the Local variant's structure; it stores nothing for such a block).
-// Output buffers: y is written in modes 0/1 only, words in mode 2 only (the host passes a buffer that is
-// never written for the other).
+// Output buffers: y is written in modes 0/1/3 only, words in mode 2 only (the host passes a buffer that is
+// never written for the other); shortcut is read in mode 3 only.
 
 // The bit of a value under a rule, branch-free: with k the order key of the value (threshold_pack.cl's key:
 // unsigned order of keys is IEEE order, -0 == +0, NaN is 0), every rule is "k in an interval of keys",
@@ -521,7 +523,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
     const int column_classes, const int out_mode, __global const float* restrict scale,
     __global const float* restrict bias, __global const uint* restrict keys, __global const uint* restrict modes,
-    const int Cw_out) {
+    const int Cw_out, __global const float* restrict shortcut) {
 #if FUSED_PACKS
   __local uchar flags[TILE_N * TILE_M];  // [column][channel]: one bit per byte
 #endif
@@ -600,7 +602,8 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
           if (o < M) {
             const float value = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
             const ulong index = ((ulong)(n0 + image) * (ulong)M + (ulong)o) * OHW + column;
-            y[index] = out_mode == 1 ? fma(scale[o], value, bias[o]) : value;
+            const float scaled = out_mode == 0 ? value : fma(scale[o], value, bias[o]);
+            y[index] = out_mode == 3 ? scaled + shortcut[index] : scaled;
           }
         }
       }

@@ -91,7 +91,7 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
         cl_uint i = 0;
         fused_.setArg(i++, filters);
         fused_.setArg(i++, patches);
-        // y is written in modes 0/1, words in mode 2; the other gets a buffer it never writes (the filters).
+        // y is written in modes 0/1/3, words in mode 2; the other gets a buffer it never writes (the filters).
         fused_.setArg(i++, e.mode == 2 ? filters : output);
         fused_.setArg(i++, e.mode == 2 ? output : filters);
         for (int v : {d.C_OUT, M_pad, d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
@@ -109,11 +109,13 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
         }
         fused_.setArg(i++, static_cast<cl_int>(e.mode));
         // Buffers a mode does not read: any valid buffer (the filters).
-        fused_.setArg(i++, e.mode == 1 ? e.scale : filters);
-        fused_.setArg(i++, e.mode == 1 ? e.bias : filters);
+        const bool scales = e.mode == 1 || e.mode == 3;
+        fused_.setArg(i++, scales ? e.scale : filters);
+        fused_.setArg(i++, scales ? e.bias : filters);
         fused_.setArg(i++, e.mode == 2 ? e.keys : filters);
         fused_.setArg(i++, e.mode == 2 ? e.modes : filters);
         fused_.setArg(i++, static_cast<cl_int>(e.Cw_out));
+        fused_.setArg(i++, e.mode == 3 ? e.shortcut : filters);
         cl::Event ev;
         queue.enqueueNDRangeKernel(fused_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
                                    cl::NDRange(l.local[0], l.local[1]), wait, &ev);

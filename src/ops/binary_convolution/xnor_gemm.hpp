@@ -27,10 +27,12 @@ struct PadFold {
 
 // The output epilogue of xnor_gemm_fused and xnor_gemm_bits (cl_kernels/xnor_gemm.cl): mode 0 float, 1
 // scale-and-bias (scale, bias: [C_OUT] float), 2 packed words (keys, modes: [C_OUT] uint, each rule as an
-// interval of order keys, lo and count; words per pixel Cw_out).
+// interval of order keys, lo and count; words per pixel Cw_out), 3 scale-and-bias plus a residual shortcut
+// (float NCHW of the output's shape, set per enqueue).
 struct Epilogue {
   int mode = 0;
   cl::Buffer scale, bias, keys, modes;
+  cl::Buffer shortcut;  // mode 3
   cl::Buffer int_lo, int_count;  // xnor_gemm_bits: each rule as an interval of integer results G
   int Cw_out = 0;
 };
