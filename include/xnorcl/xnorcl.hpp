@@ -7,6 +7,7 @@
 #include "xnorcl/error.hpp"
 #include "xnorcl/filter.hpp"
 #include "xnorcl/graph.hpp"
+#include "xnorcl/graph_file.hpp"
 #include "xnorcl/layers.hpp"
 #include "xnorcl/network.hpp"
 #include "xnorcl/packed.hpp"

@@ -1,0 +1,330 @@
+// The graph file format (.xnn version 2, docs/graph_format.md): serialize_graph, parse_graph, save_graph,
+// load_graph. Every count is checked against the bytes left before anything is allocated, so a malformed
+// file costs at most a small multiple of its own size.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <type_traits>
+
+#include "xnorcl/error.hpp"
+#include "xnorcl/graph.hpp"
+#include "xnorcl/graph_file.hpp"
+
+namespace xnorcl {
+
+namespace {
+
+constexpr char kMagic[8] = {'X', 'N', 'O', 'R', 'N', 'E', 'T', '1'};  // the same for every version
+constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kMaxName = 4096;
+constexpr std::uint32_t kMaxRank = 5;
+
+template <class T>
+using Unsigned = std::conditional_t<sizeof(T) == 8, std::uint64_t,
+                                    std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint8_t>>;
+
+class Writer {
+ public:
+  template <class T>
+  void put(T v) {
+    Unsigned<T> u;  // little-endian whatever the host
+    std::memcpy(&u, &v, sizeof(T));
+    for (std::size_t i = 0; i < sizeof(T); ++i) bytes.push_back(static_cast<char>((u >> (8 * i)) & 0xff));
+  }
+  void text(const std::string& s) {
+    put<std::uint32_t>(static_cast<std::uint32_t>(s.size()));
+    bytes += s;
+  }
+  void texts(const std::vector<std::string>& v) {
+    put<std::uint32_t>(static_cast<std::uint32_t>(v.size()));
+    for (const std::string& s : v) text(s);
+  }
+  void dims(const Dims& d) {
+    put<std::uint32_t>(static_cast<std::uint32_t>(d.size()));
+    for (std::int64_t x : d) put<std::int64_t>(x);
+  }
+  std::string bytes;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& data) : data_(data) {}
+  template <class T>
+  T get(const char* what) {
+    need(sizeof(T), what);
+    std::uint64_t wide = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+      wide |= std::uint64_t(static_cast<unsigned char>(data_[at_ + i])) << (8 * i);
+    at_ += sizeof(T);
+    const Unsigned<T> u = static_cast<Unsigned<T>>(wide);
+    T v;
+    std::memcpy(&v, &u, sizeof(T));
+    return v;
+  }
+  // A count of items of at least `item_bytes` bytes each, all of which must still be in the file.
+  std::uint32_t count(const char* what, std::size_t item_bytes) {
+    const std::size_t at = at_;
+    const std::uint32_t n = get<std::uint32_t>(what);
+    if (std::uint64_t(n) * item_bytes > left())
+      fail_at(at, std::string(what) + " = " + std::to_string(n) + " needs at least " +
+                      std::to_string(std::uint64_t(n) * item_bytes) + " bytes, " + std::to_string(left()) +
+                      " are left");
+    return n;
+  }
+  std::string text(const char* what) {
+    const std::size_t at = at_;
+    const std::uint32_t n = count(what, 1);
+    if (n > kMaxName)
+      fail_at(at, std::string(what) + " is " + std::to_string(n) + " bytes long, above " +
+                      std::to_string(kMaxName));
+    std::string s = data_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+  std::vector<std::string> texts(const char* what) {
+    std::vector<std::string> v(count(what, 4));
+    for (std::string& s : v) s = text(what);
+    return v;
+  }
+  Dims dims(const char* what) {
+    const std::size_t at = at_;
+    const std::uint32_t rank = count(what, 8);
+    if (rank == 0 || rank > kMaxRank)
+      fail_at(at, std::string(what) + " has " + std::to_string(rank) + " axes (1 to " +
+                      std::to_string(kMaxRank) + ")");
+    Dims d(rank);
+    std::int64_t n = 1;
+    for (std::int64_t& x : d) {
+      x = get<std::int64_t>(what);
+      if (x < 1 || x > INT32_MAX || n > INT32_MAX / x)
+        fail(std::string(what) + " has an axis of " + std::to_string(x) + ", or more than 2^31 - 1 elements");
+      n *= x;
+    }
+    return d;
+  }
+  void raw(void* out, std::size_t n, const char* what) {
+    need(n, what);
+    std::memcpy(out, data_.data() + at_, n);
+    at_ += n;
+  }
+  [[noreturn]] void fail(const std::string& message) const { fail_at(at_, message); }
+  [[noreturn]] void fail_at(std::size_t at, const std::string& message) const {
+    throw InvalidArgument("graph file, offset " + std::to_string(at) + ": " + message);
+  }
+  void need(std::size_t n, const char* what) const {
+    if (left() < n)
+      fail(std::string(what) + " needs " + std::to_string(n) + " bytes, " + std::to_string(left()) +
+           " are left");
+  }
+  std::size_t left() const { return data_.size() - at_; }
+  std::size_t at() const { return at_; }
+
+ private:
+  const std::string& data_;
+  std::size_t at_ = 0;
+};
+
+std::int64_t element_count(const Dims& d) {
+  std::int64_t n = 1;
+  for (std::int64_t x : d) n *= x;
+  return n;
+}
+
+void write_attribute(Writer& w, const AttributeValue& value) {
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(value.index()));
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, double>) {
+          w.put<T>(v);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          w.text(v);
+        } else {
+          w.put<std::uint32_t>(static_cast<std::uint32_t>(v.size()));
+          for (auto x : v) w.put<typename T::value_type>(x);
+        }
+      },
+      value);
+}
+
+AttributeValue read_attribute(Reader& r) {
+  const std::size_t at = r.at();
+  switch (r.get<std::uint32_t>("an attribute kind")) {
+    case 0:
+      return r.get<std::int64_t>("an integer attribute");
+    case 1:
+      return r.get<double>("a number attribute");
+    case 2:
+      return r.text("a string attribute");
+    case 3: {
+      std::vector<std::int64_t> v(r.count("an integer list's length", 8));
+      for (auto& x : v) x = r.get<std::int64_t>("an integer list");
+      return v;
+    }
+    case 4: {
+      std::vector<double> v(r.count("a number list's length", 8));
+      for (auto& x : v) x = r.get<double>("a number list");
+      return v;
+    }
+    default:
+      r.fail_at(at, "an attribute kind is not 0 (integer), 1 (number), 2 (string), 3 or 4 (lists)");
+  }
+}
+
+Constant read_constant(Reader& r) {
+  const std::size_t at = r.at();
+  const std::uint32_t type = r.get<std::uint32_t>("a constant's type");
+  if (type > 1) r.fail_at(at, "a constant's type " + std::to_string(type) + " is not 0 (f32) or 1 (bits)");
+  Constant c;
+  c.dims = r.dims("a constant's dims");
+  const std::size_t n = static_cast<std::size_t>(element_count(c.dims));
+  if (type == 0) {
+    r.need(n * 4, "a constant's values");
+    c.values.resize(n);
+    for (float& v : c.values) v = r.get<float>("a constant's values");
+  } else {
+    c.type = ElementType::Bits;
+    c.bits.resize((n + 7) / 8);
+    r.raw(c.bits.data(), c.bits.size(), "a constant's bits");
+  }
+  return c;
+}
+
+}  // namespace
+
+std::string serialize_graph(const Graph& graph) {
+  Writer w;
+  w.bytes.append(kMagic, sizeof kMagic);
+  w.put<std::uint32_t>(kVersion);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(graph.inputs.size()));
+  for (const GraphInput& in : graph.inputs) {
+    w.text(in.name);
+    w.dims(in.dims);
+  }
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(graph.constants.size()));
+  for (const auto& [name, c] : graph.constants) {
+    w.text(name);
+    w.put<std::uint32_t>(c.type == ElementType::Bits ? 1 : 0);
+    w.dims(c.dims);
+    if (c.type == ElementType::Bits)
+      w.bytes.append(reinterpret_cast<const char*>(c.bits.data()), c.bits.size());
+    else
+      for (float v : c.values) w.put<float>(v);
+  }
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(graph.nodes.size()));
+  for (const Node& n : graph.nodes) {
+    w.text(n.name);
+    w.text(n.op);
+    w.texts(n.inputs);
+    w.texts(n.outputs);
+    w.put<std::uint32_t>(static_cast<std::uint32_t>(n.attributes.size()));
+    for (const auto& [key, value] : n.attributes) {
+      w.text(key);
+      write_attribute(w, value);
+    }
+  }
+  w.texts(graph.outputs);
+  return w.bytes;
+}
+
+Graph parse_graph(const std::string& bytes) {
+  Reader r(bytes);
+  char magic[8];
+  r.raw(magic, 8, "the magic");
+  if (std::memcmp(magic, kMagic, 8) != 0)
+    r.fail_at(0, "not an xnorcl network file (the magic is not XNORNET1)");
+  const std::uint32_t version = r.get<std::uint32_t>("the version");
+  if (version != kVersion)
+    r.fail_at(8, "version " + std::to_string(version) +
+                     (version == 1 ? " holds a layer chain: load it with load_network" : " is not 2"));
+  Graph g;
+  g.inputs.resize(r.count("the input count", 8));
+  for (GraphInput& in : g.inputs) {
+    in.name = r.text("an input name");
+    in.dims = r.dims("an input's dims");
+  }
+  const std::uint32_t constants = r.count("the constant count", 16);
+  for (std::uint32_t i = 0; i < constants; ++i) {
+    const std::size_t at = r.at();
+    std::string name = r.text("a constant name");
+    if (!g.constants.emplace(name, read_constant(r)).second)
+      r.fail_at(at, "constant '" + name + "' appears twice");
+  }
+  g.nodes.resize(r.count("the node count", 20));
+  for (Node& n : g.nodes) {
+    n.name = r.text("a node name");
+    n.op = r.text("an op name");
+    n.inputs = r.texts("a node's inputs");
+    n.outputs = r.texts("a node's outputs");
+    const std::uint32_t attributes = r.count("an attribute count", 12);
+    for (std::uint32_t i = 0; i < attributes; ++i) {
+      const std::size_t at = r.at();
+      std::string key = r.text("an attribute name");
+      if (!n.attributes.emplace(key, read_attribute(r)).second)
+        r.fail_at(at, "node '" + n.name + "' has the attribute '" + key + "' twice");
+    }
+  }
+  g.outputs = r.texts("the graph outputs");
+  if (r.left() != 0) r.fail(std::to_string(r.left()) + " trailing bytes after the graph");
+  return g;
+}
+
+void save_graph(const Graph& graph, const std::string& path) {
+  graph.validate();
+  const std::string bytes = serialize_graph(graph);
+  detail::write_file_atomically(path, bytes, "save_graph");
+}
+
+Graph load_graph(const std::string& path) {
+  const std::string bytes = detail::read_whole_file(path, "load_graph");
+  try {
+    Graph g = parse_graph(bytes);
+    g.validate();
+    return g;
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(path + ": " + e.what());
+  }
+}
+
+int network_file_version(const std::string& path) {
+  const std::string bytes = detail::read_whole_file(path, "network_file_version");
+  if (bytes.size() < 12 || std::memcmp(bytes.data(), kMagic, 8) != 0)
+    throw InvalidArgument(path + " is not an xnorcl network file (no XNORNET1 magic)");
+  std::uint32_t version = 0;
+  for (int i = 0; i < 4; ++i) version |= std::uint32_t(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+  return static_cast<int>(version);
+}
+
+namespace detail {
+
+std::string read_whole_file(const std::string& path, const char* who) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InvalidArgument(std::string(who) + ": cannot open " + path);
+  std::string bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception& e) {
+    throw InvalidArgument(std::string(who) + ": cannot read " + path + " (" + e.what() + ")");
+  }
+  if (in.bad()) throw InvalidArgument(std::string(who) + ": cannot read " + path);
+  return bytes;
+}
+
+void write_file_atomically(const std::string& path, const std::string& bytes, const char* who) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out.flush()) throw Error(std::string(who) + ": cannot write " + temporary);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw Error(std::string(who) + ": cannot rename " + temporary + " to " + path);
+  }
+}
+
+}  // namespace detail
+
+}  // namespace xnorcl
