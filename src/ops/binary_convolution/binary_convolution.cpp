@@ -15,12 +15,13 @@
 #include <sstream>
 #include <type_traits>
 
-#include "runtime/cl_call.hpp"
+#include "ops/binary_convolution/chunk_plan.hpp"
 #include "ops/binary_convolution/conv_layout.hpp"
-#include "runtime/enqueue_checks.hpp"
 #include "ops/binary_convolution/im2col_pack.hpp"
-#include "runtime/runtime_state.hpp"
 #include "ops/binary_convolution/xnor_gemm.hpp"
+#include "runtime/cl_call.hpp"
+#include "runtime/enqueue_checks.hpp"
+#include "runtime/runtime_state.hpp"
 #include "xnorcl/error.hpp"
 
 namespace xnorcl {
@@ -30,23 +31,6 @@ using detail::Chunk;
 using detail::cl_call;
 using detail::LayerDims;
 using detail::round_up;
-
-// The patch buffer of one chunk stays below this many bytes (and below CL_DEVICE_MAX_MEM_ALLOC_SIZE).
-constexpr std::uint64_t kDefaultChunkBudget = std::uint64_t(64) << 20;
-
-// Test hook: XNORCL_MAX_CHUNK_BYTES (a positive integer) lowers the chunk budget, so tests can force a layer
-// to be split into batches and row ranges, and the staging buffers of run() into batch groups. Not a tuning
-// knob: a single output row of one image is always allowed (up to CL_DEVICE_MAX_MEM_ALLOC_SIZE).
-std::uint64_t test_chunk_budget() {
-  const char* v = std::getenv("XNORCL_MAX_CHUNK_BYTES");
-  if (!v || !*v) return 0;
-  char* end = nullptr;
-  const unsigned long long bytes = std::strtoull(v, &end, 10);
-  if (*end != '\0' || bytes == 0) {
-    throw InvalidArgument(std::string("XNORCL_MAX_CHUNK_BYTES = '") + v + "' is not a positive integer");
-  }
-  return bytes;
-}
 
 int to_int(std::int64_t value, const char* what) {
   if (value < 0 || value > INT_MAX) {
@@ -208,62 +192,22 @@ struct BinaryConvolution::Impl {
 
   std::vector<std::pair<std::string, cl::Event>> last_events;
 
-  std::vector<Chunk> plan_chunks(int batches, std::int64_t max_columns) const;
+  // Batches per upload/download of run()'s staging buffers (they fit the allocation limit and the test
+  // budget).
+  int staging_group(const detail::MemoryLimits& limits) const;
   cl::Event enqueue_all(const cl::Buffer& input, const cl::Buffer& output, int batches,
                         detail::InputType input_type, const std::vector<cl::Event>* wait);
   template <class T, class Out>
   std::vector<Out> run(const T* x);
 };
 
-// Splits `batches` images into chunks whose patch matrix has at most max_columns columns (P_pad): whole
-// batches where one image fits, else ranges of output rows of one image.
-std::vector<Chunk> BinaryConvolution::Impl::plan_chunks(int batches, std::int64_t max_columns) const {
-  const std::int64_t tile_n = gemm.tile_n();
-  const std::int64_t per_image = std::int64_t(dims.OH) * dims.OW;
-  std::vector<Chunk> out;
-  auto add = [&](int n0, int n_count, int oy0, int rows) {
-    Chunk c;
-    c.n0 = n0;
-    c.n_count = n_count;
-    c.oy0 = oy0;
-    c.rows = rows;
-    c.P = static_cast<int>(std::int64_t(n_count) * rows * dims.OW);
-    c.P_pad = static_cast<int>(round_up(c.P, tile_n));
-    // Input rows the taps of output rows [oy0, oy0 + rows) can read, clamped to the input (rows outside are
-    // pad and never read).
-    const std::int64_t first = std::int64_t(oy0) * dims.stride_y - dims.pad_top;
-    const std::int64_t last = std::int64_t(oy0 + rows - 1) * dims.stride_y - dims.pad_top +
-                              std::int64_t(dims.KH - 1) * dims.dilation_y;
-    const std::int64_t lo = std::clamp<std::int64_t>(first, 0, dims.H - 1);
-    const std::int64_t hi = std::clamp<std::int64_t>(last, lo, dims.H - 1);
-    c.iy_first = static_cast<int>(lo);
-    c.iy_count = static_cast<int>(hi - lo + 1);
-    out.push_back(c);
-  };
-  if (round_up(per_image, tile_n) <= max_columns) {
-    std::int64_t per_chunk = std::max<std::int64_t>(1, max_columns / per_image);
-    while (per_chunk > 1 && round_up(per_chunk * per_image, tile_n) > max_columns) --per_chunk;
-    for (std::int64_t n0 = 0; n0 < batches; n0 += per_chunk) {
-      add(static_cast<int>(n0), static_cast<int>(std::min<std::int64_t>(per_chunk, batches - n0)), 0,
-          dims.OH);
-    }
-    return out;
-  }
-  std::int64_t rows = std::max<std::int64_t>(1, max_columns / dims.OW);
-  while (rows > 1 && round_up(rows * dims.OW, tile_n) > max_columns) --rows;
-  for (int n = 0; n < batches; ++n) {
-    for (std::int64_t oy0 = 0; oy0 < dims.OH; oy0 += rows) {
-      add(n, 1, static_cast<int>(oy0), static_cast<int>(std::min<std::int64_t>(rows, dims.OH - oy0)));
-    }
-  }
-  return out;
-}
-
 cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl::Buffer& output, int batches,
                                                detail::InputType input_type,
                                                const std::vector<cl::Event>* wait) {
   const cl::CommandQueue& queue = runtime.state()->queue;
-  const std::vector<Chunk> own = batches == dims.N ? std::vector<Chunk>() : plan_chunks(batches, max_columns);
+  const std::vector<Chunk> own = batches == dims.N
+                                     ? std::vector<Chunk>()
+                                     : detail::plan_chunks(dims, gemm.tile_n(), batches, max_columns);
   const std::vector<Chunk>& list = batches == dims.N ? chunks : own;
   // Every kernel waits for the one before it, so the patch buffer is reused safely even on an out-of-order
   // queue an application passed in.
@@ -290,6 +234,26 @@ cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl
     previous.assign(1, last);
   }
   return last;
+}
+
+// run() uploads and downloads batch groups whose buffers fit the allocation limit (and the test budget).
+int BinaryConvolution::Impl::staging_group(const detail::MemoryLimits& limits) const {
+  const LayerDims& d = dims;
+  const ConvGeometry& g = geometry;
+  const std::uint64_t max_alloc = limits.max_alloc, test_budget = limits.test_budget;
+  const std::uint64_t per_batch = std::max(d.input_per_batch(), d.output_per_batch()) * sizeof(float);
+  const std::uint64_t limit = test_budget ? std::min(max_alloc, test_budget) : max_alloc;
+  std::uint64_t group = limit / per_batch;
+  if (group == 0) {
+    if (per_batch > max_alloc) {
+      throw Error("one image of layer " + to_string(g.input) + " -> " + to_string(g.output) + " needs " +
+                  std::to_string(per_batch) +
+                  " bytes of device buffer, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                  std::to_string(max_alloc) + ")");
+    }
+    group = 1;
+  }
+  return static_cast<int>(std::min<std::uint64_t>(group, std::uint64_t(d.N)));
 }
 
 BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& attributes,
@@ -361,67 +325,12 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.pack = detail::Im2colPackLauncher(*state);
   m.gemm = detail::XnorGemmLauncher(*state);
 
-  // Chunks: the patch matrix of one chunk (Kw * P_pad words) stays within the budget, the device's
-  // CL_DEVICE_MAX_MEM_ALLOC_SIZE and 32-bit column indices.
-  const std::uint64_t max_alloc = std::max<std::uint64_t>(state->profile.info.max_mem_alloc_size, 1);
-  const std::uint64_t test_budget = test_chunk_budget();
-  std::uint64_t budget = std::min(max_alloc, kDefaultChunkBudget);
-  if (test_budget) budget = std::min(budget, test_budget);
-  const std::uint64_t word_bytes = d.word_bytes() * std::uint64_t(d.Kw);
-  const std::int64_t tile_n = m.gemm.tile_n();
-  const std::int64_t column_limit = (std::int64_t(INT_MAX) / 2) / tile_n * tile_n;
-  auto columns_within = [&](std::uint64_t bytes) {
-    return std::min<std::int64_t>(column_limit,
-                                  static_cast<std::int64_t>(bytes / word_bytes) / tile_n * tile_n);
-  };
-  std::int64_t max_columns = std::max<std::int64_t>(columns_within(budget), tile_n);
-  const std::int64_t one_row = round_up(d.OW, tile_n);
-  if (max_columns < one_row) {
-    // A single output row is the smallest chunk; the budget is soft, the allocation limit is not.
-    if (one_row > columns_within(max_alloc)) {
-      throw Error("layer " + to_string(g.input) + " * " + to_string(g.filter) + ": one output row of " +
-                  std::to_string(d.OW) + " patches of " + std::to_string(d.Kw) + " words needs " +
-                  std::to_string(std::uint64_t(one_row) * word_bytes) +
-                  " bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(max_alloc) + ")");
-    }
-    max_columns = one_row;
-  }
-  m.max_columns = max_columns;
-  m.chunks = m.plan_chunks(d.N, max_columns);
-  std::int64_t largest_P_pad = 0;
-  std::uint64_t largest_packed = 0;  // words of the channel-packed input of a chunk
-  std::uint64_t largest_extent = 0;  // of the packed input's indices the kernels count in ints
-  for (const Chunk& c : m.chunks) {
-    largest_P_pad = std::max<std::int64_t>(largest_P_pad, c.P_pad);
-    largest_packed = std::max(largest_packed, c.packed_words(d));
-    largest_extent = std::max(largest_extent, c.packed_int_extent(d));
-  }
-  // run() on fewer batches plans its own chunks of at most as many columns: never more packed rows than
-  // these.
-  if (largest_packed * d.word_bytes() > max_alloc || largest_extent > std::uint64_t(INT_MAX)) {
-    throw Error("layer " + to_string(g.input) + " * " + to_string(g.filter) +
-                ": the binarized input rows of a " + "chunk need " +
-                std::to_string(largest_packed * d.word_bytes()) +
-                " bytes, beyond CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(max_alloc) +
-                ") or 32-bit pixel indices");
-  }
-
-  // run() uploads and downloads batch groups whose buffers fit the allocation limit (and the test budget).
-  {
-    const std::uint64_t per_batch = std::max(d.input_per_batch(), d.output_per_batch()) * sizeof(float);
-    const std::uint64_t limit = test_budget ? std::min(max_alloc, test_budget) : max_alloc;
-    std::uint64_t group = limit / per_batch;
-    if (group == 0) {
-      if (per_batch > max_alloc) {
-        throw Error("one image of layer " + to_string(g.input) + " -> " + to_string(g.output) + " needs " +
-                    std::to_string(per_batch) +
-                    " bytes of device buffer, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
-                    std::to_string(max_alloc) + ")");
-      }
-      group = 1;
-    }
-    m.run_group = static_cast<int>(std::min<std::uint64_t>(group, std::uint64_t(d.N)));
-  }
+  const detail::MemoryLimits limits = detail::memory_limits(state->profile.info.max_mem_alloc_size);
+  const std::uint64_t max_alloc = limits.max_alloc;
+  detail::ChunkPlan chunk_plan = detail::plan_layer_chunks(d, m.gemm.tile_n(), limits, g);
+  m.max_columns = chunk_plan.max_columns;
+  m.chunks = std::move(chunk_plan.chunks);
+  m.run_group = m.staging_group(limits);
 
   // The filter in the device layout: filters[w * M_pad + o] in the layer's K order (see im2col_pack.cl):
   // dense, bit j of word w is k = B*w + j; channel-packed, word w = (ky*KW + kx)*Cw + cw holds channels
@@ -634,8 +543,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
     m.gemm_kernel = packed_kernel ? Impl::GemmKernel::Packed : Impl::GemmKernel::Fused;
   }
   m.epilogue.Cw_out = static_cast<int>(packed_words_per_pixel(d.C_OUT));
-  const std::uint64_t patch_bytes = std::uint64_t(largest_P_pad) * word_bytes;
-  const std::uint64_t packed_bytes = largest_packed * d.word_bytes();
+  const std::uint64_t patch_bytes = chunk_plan.patch_bytes(d);
+  const std::uint64_t packed_bytes = chunk_plan.packed_bytes(d);
   cl_call(
       [&] {
         m.filters = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, filter_image.size(),
