@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "conv_case.hpp"
-#include "ops/binary_convolution/conv_layout.hpp"
+#include "ops/binary_convolution/layer_dims.hpp"
 #include "xnorcl/xnorcl.hpp"
 
 namespace xnorcl::test {
@@ -27,25 +27,7 @@ struct LayerCase {
 
 inline detail::LayerDims dims_of(const ConvGeometry& g, const BinaryConvolution::Attributes& a, int word_bits,
                                  bool packed_input) {
-  detail::LayerDims d;
-  d.N = static_cast<int>(g.input[0]);
-  d.C_IN = static_cast<int>(g.input[1]);
-  d.H = static_cast<int>(g.input[2]);
-  d.W = static_cast<int>(g.input[3]);
-  d.C_OUT = static_cast<int>(g.filter[0]);
-  d.KH = static_cast<int>(g.filter[2]);
-  d.KW = static_cast<int>(g.filter[3]);
-  d.stride_y = a.strides[0];
-  d.stride_x = a.strides[1];
-  d.dilation_y = a.dilations[0];
-  d.dilation_x = a.dilations[1];
-  d.pad_top = g.pads_begin[0];
-  d.pad_left = g.pads_begin[1];
-  d.OH = static_cast<int>(g.output[2]);
-  d.OW = static_cast<int>(g.output[3]);
-  d.K = d.C_IN * d.KH * d.KW;
-  detail::choose_packing(d, word_bits, packed_input);
-  return d;
+  return detail::layer_dims(g, a, word_bits, packed_input);
 }
 
 // max_channels: C_IN and C_OUT up to this many (a few layers take many channels, for channel-packed and

@@ -18,6 +18,7 @@
 #include "ops/binary_convolution/chunk_plan.hpp"
 #include "ops/binary_convolution/conv_layout.hpp"
 #include "ops/binary_convolution/im2col_pack.hpp"
+#include "ops/binary_convolution/layer_dims.hpp"
 #include "ops/binary_convolution/xnor_gemm.hpp"
 #include "runtime/cl_call.hpp"
 #include "runtime/enqueue_checks.hpp"
@@ -31,15 +32,6 @@ using detail::Chunk;
 using detail::cl_call;
 using detail::LayerDims;
 using detail::round_up;
-
-int to_int(std::int64_t value, const char* what) {
-  if (value < 0 || value > INT_MAX) {
-    throw InvalidArgument(std::string(what) + " = " + std::to_string(value) +
-                          " is beyond what the kernels index with 32-bit integers (at most " +
-                          std::to_string(INT_MAX) + ")");
-  }
-  return static_cast<int>(value);
-}
 
 // Order key of a threshold (the kernels compute the same key of each input): unsigned order of keys is the
 // IEEE order of the values, -0 == +0, subnormals count as themselves.
@@ -276,44 +268,10 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.attributes = attributes;
   m.options = options;
   m.geometry = g;
-  LayerDims& d = m.dims;
-  d.N = to_int(g.input[0], "N");
-  d.C_IN = to_int(g.input[1], "C_IN");
-  d.H = to_int(g.input[2], "H");
-  d.W = to_int(g.input[3], "W");
-  d.C_OUT = to_int(g.filter[0], "C_OUT");
-  d.KH = to_int(g.filter[2], "KH");
-  d.KW = to_int(g.filter[3], "KW");
-  d.stride_y = attributes.strides[0];
-  d.stride_x = attributes.strides[1];
-  d.dilation_y = attributes.dilations[0];
-  d.dilation_x = attributes.dilations[1];
-  d.pad_top = g.pads_begin[0];
-  d.pad_left = g.pads_begin[1];
-  d.OH = to_int(g.output[2], "OH");
-  d.OW = to_int(g.output[3], "OW");
-  d.K = to_int(g.input[1] * g.filter[2] * g.filter[3], "C_IN*KH*KW");
-  detail::choose_packing(d, state->gemm.word_bits, options.input_packed);
+  m.dims = detail::layer_dims(g, attributes, state->gemm.word_bits, options.input_packed);
+  const LayerDims& d = m.dims;
   m.output_shape = g.output;
-  if (options.max_pool) {
-    PoolGeometry pg;
-    try {
-      pg = validate_pool(*options.max_pool, g.output);
-    } catch (const InvalidArgument& e) {
-      throw InvalidArgument(std::string("BinaryConvolution: Options::max_pool on the output ") +
-                            to_string(g.output) + ": " + e.what());
-    }
-    const PoolAttributes& a = *options.max_pool;
-    m.pool = {a.kernel[0],
-              a.kernel[1],
-              a.strides[0],
-              a.strides[1],
-              pg.pads_begin[0],
-              pg.pads_begin[1],
-              to_int(pg.output[2], "pooled OH"),
-              to_int(pg.output[3], "pooled OW")};
-    m.output_shape = pg.output;
-  }
+  if (options.max_pool) m.pool = detail::fused_pool(*options.max_pool, g.output, m.output_shape);
 
   const float v = attributes.pad_value;
   m.pad_bit = v == 1.0f ? 1u : 0u;
