@@ -17,6 +17,7 @@
 
 #include "ops/binary_convolution/chunk_plan.hpp"
 #include "ops/binary_convolution/conv_layout.hpp"
+#include "ops/binary_convolution/filter_layout.hpp"
 #include "ops/binary_convolution/im2col_pack.hpp"
 #include "ops/binary_convolution/layer_dims.hpp"
 #include "ops/binary_convolution/xnor_gemm.hpp"
@@ -290,58 +291,12 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.chunks = std::move(chunk_plan.chunks);
   m.run_group = m.staging_group(limits);
 
-  // The filter in the device layout: filters[w * M_pad + o] in the layer's K order (see im2col_pack.cl):
-  // dense, bit j of word w is k = B*w + j; channel-packed, word w = (ky*KW + kx)*Cw + cw holds channels
-  // B*cw + j at bit j; unit-packed (packed input), unit u = (ky*KW + kx)*Cw + cw holds channels 32*cw + j at
-  // bit j, as half u % (B/32) of word u / (B/32). Tail bits are 0.
   const int tile_m = m.gemm.tile_m();
   // xnor_gemm_bits reads the 32 filter rows of each output word: M_pad a multiple of 32 as well.
   const bool packed_kernel =
       options.output.kind == Output::Kind::Packed && (!m.gemm.packs_in_fused() || options.max_pool);
   m.M_pad = static_cast<int>(round_up(d.C_OUT, packed_kernel ? m.gemm.packed_m_multiple() : tile_m));
-  const std::uint64_t filter_words = std::uint64_t(d.Kw) * std::uint64_t(m.M_pad);
-  const std::uint64_t filter_bytes = filter_words * d.word_bytes();
-  if (filter_bytes > max_alloc) {
-    throw Error("the packed filter " + to_string(g.filter) + " needs " + std::to_string(filter_bytes) +
-                " bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" + std::to_string(max_alloc) + ")");
-  }
-  std::vector<std::uint64_t> words(static_cast<std::size_t>(filter_words), 0u);
-  {
-    const int B = d.word_bits;
-    const int taps = d.KH * d.KW;
-    for (int o = 0; o < d.C_OUT; ++o) {
-      const std::int64_t base = std::int64_t(o) * d.K;
-      for (int k = 0; k < d.K; ++k) {
-        if (!filter.bit(base + k)) continue;
-        std::size_t w;
-        int bit;
-        if (d.unit_packed) {
-          const int c = k / taps, tap = k % taps;
-          const std::size_t unit = std::size_t(tap) * d.Cw + std::size_t(c / 32);
-          w = unit / std::size_t(d.units_per_word());
-          bit = static_cast<int>(unit % std::size_t(d.units_per_word())) * 32 + c % 32;
-        } else if (d.channel_packed) {
-          const int c = k / taps, tap = k % taps;
-          w = std::size_t(tap) * d.Cw + std::size_t(c / B);
-          bit = c % B;
-        } else {
-          w = std::size_t(k / B);
-          bit = k % B;
-        }
-        words[w * m.M_pad + o] |= std::uint64_t(1) << bit;
-      }
-    }
-  }
-  std::vector<unsigned char> filter_image(static_cast<std::size_t>(filter_bytes));
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (d.word_bits == 64) {
-      const cl_ulong w = words[i];
-      std::memcpy(filter_image.data() + 8 * i, &w, 8);
-    } else {
-      const cl_uint w = static_cast<cl_uint>(words[i]);
-      std::memcpy(filter_image.data() + 4 * i, &w, 4);
-    }
-  }
+  std::vector<unsigned char> filter_image = detail::filter_image(filter, d, m.M_pad, max_alloc);
   std::vector<cl_uint> keys(static_cast<std::size_t>(d.C_IN), order_key(0.0f));
   if (!attributes.input_thresholds.empty()) {
     for (int c = 0; c < d.C_IN; ++c) keys[c] = order_key(attributes.input_thresholds[c]);
@@ -564,7 +519,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
                                                            : m.gemm.launch(m.M_pad, m.chunks.front()));
   p.launches.back().kernel = gemm_name;
   p.scratch_bytes = static_cast<std::size_t>(
-      filter_bytes + keys.size() * 4 + wsum.size() * 4 + patch_bytes + packed_bytes +
+      filter_image.size() + keys.size() * 4 + wsum.size() * 4 + patch_bytes + packed_bytes +
       (out_scale.size() + out_bias.size()) * 4 +
       (out_keys.size() + out_modes.size() + out_int_lo.size() + out_int_count.size()) * 4);
 
