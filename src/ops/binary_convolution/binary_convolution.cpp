@@ -20,6 +20,7 @@
 #include "ops/binary_convolution/filter_layout.hpp"
 #include "ops/binary_convolution/im2col_pack.hpp"
 #include "ops/binary_convolution/layer_dims.hpp"
+#include "ops/binary_convolution/pad_fold.hpp"
 #include "ops/binary_convolution/xnor_gemm.hpp"
 #include "runtime/cl_call.hpp"
 #include "runtime/enqueue_checks.hpp"
@@ -274,11 +275,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.output_shape = g.output;
   if (options.max_pool) m.pool = detail::fused_pool(*options.max_pool, g.output, m.output_shape);
 
-  const float v = attributes.pad_value;
-  m.pad_bit = v == 1.0f ? 1u : 0u;
-  m.fold.border = detail::compute_border(d);
-  m.fold.v = v;
-  m.fold.correct = v != 1.0f && v != -1.0f && m.fold.border.per_plane > 0;
+  m.pad_bit = detail::pad_bit(attributes.pad_value);
+  m.fold = detail::pad_fold(d, attributes.pad_value);
 
   // Kernels of this object, created from the runtime's programs (checked against CL_KERNEL_WORK_GROUP_SIZE).
   m.pack = detail::Im2colPackLauncher(*state);
@@ -301,86 +299,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   if (!attributes.input_thresholds.empty()) {
     for (int c = 0; c < d.C_IN; ++c) keys[c] = order_key(attributes.input_thresholds[c]);
   }
-  // The pad fold's S tables (xnor_gemm.cl): per o, S (the sum of w_real over the pad taps) of every class of
-  // border position, [row_classes][column_classes], from o's summed-area table of the sum over c of w_real.
-  std::vector<cl_int> wsum;
-  if (m.fold.correct) {
-    const detail::Border& bd = m.fold.border;
-    const int row_classes = bd.oy_lo + 1 + (d.OH - bd.oy_hi);
-    const int column_classes = bd.ox_lo + 1 + (d.OW - bd.ox_hi);
-    const std::uint64_t s_bytes =
-        std::uint64_t(d.C_OUT) * std::uint64_t(row_classes) * std::uint64_t(column_classes) * 4;
-    if (s_bytes > max_alloc) {
-      throw Error("the pad_value tables of layer " + to_string(g.input) + " * " + to_string(g.filter) +
-                  " need " + std::to_string(s_bytes) + " bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
-                  std::to_string(max_alloc) + ")");
-    }
-    m.fold.row_classes = row_classes;
-    m.fold.column_classes = column_classes;
-    // The in-bounds taps of output row oy (column ox): [lo, hi), empty as [0, 0). Class `cls` of a dimension
-    // with interior [in_lo, in_hi): classes below in_lo are positions, in_lo the interior (every tap), above
-    // it positions in_hi + (cls - in_lo - 1).
-    auto taps_of = [](int cls, int in_lo, int in_hi, int size, int taps, int stride, int dilation, int pad,
-                      int& lo, int& hi) {
-      if (cls == in_lo) {
-        lo = 0;
-        hi = taps;
-        return;
-      }
-      const int o = cls < in_lo ? cls : in_hi + (cls - in_lo - 1);
-      const std::int64_t i0 = std::int64_t(o) * stride - pad;
-      lo = taps;
-      hi = 0;
-      for (int k = 0; k < taps; ++k) {
-        const std::int64_t i = i0 + std::int64_t(k) * dilation;
-        if (i >= 0 && i < size) {
-          lo = std::min(lo, k);
-          hi = std::max(hi, k + 1);
-        }
-      }
-      if (hi <= lo) lo = hi = 0;
-    };
-    std::vector<std::array<int, 2>> rows(static_cast<std::size_t>(row_classes));
-    std::vector<std::array<int, 2>> columns(static_cast<std::size_t>(column_classes));
-    for (int r = 0; r < row_classes; ++r) {
-      taps_of(r, bd.oy_lo, bd.oy_hi, d.H, d.KH, d.stride_y, d.dilation_y, d.pad_top, rows[r][0], rows[r][1]);
-    }
-    for (int x = 0; x < column_classes; ++x) {
-      taps_of(x, bd.ox_lo, bd.ox_hi, d.W, d.KW, d.stride_x, d.dilation_x, d.pad_left, columns[x][0],
-              columns[x][1]);
-    }
-    const int taps = d.KH * d.KW;
-    const int row = d.KW + 1, table = (d.KH + 1) * row;
-    std::vector<cl_int> per_tap(static_cast<std::size_t>(taps));
-    std::vector<cl_int> sat(static_cast<std::size_t>(table));
-    wsum.assign(std::size_t(d.C_OUT) * std::size_t(row_classes) * std::size_t(column_classes), 0);
-    for (int o = 0; o < d.C_OUT; ++o) {
-      std::fill(per_tap.begin(), per_tap.end(), 0);
-      for (int c = 0; c < d.C_IN; ++c) {
-        for (int t = 0; t < taps; ++t) {
-          per_tap[t] += filter.bit((std::int64_t(o) * d.C_IN + c) * taps + t) ? 1 : -1;
-        }
-      }
-      std::fill(sat.begin(), sat.end(), 0);
-      for (int a = 1; a <= d.KH; ++a) {
-        for (int b = 1; b <= d.KW; ++b) {
-          sat[a * row + b] = per_tap[(a - 1) * d.KW + (b - 1)] + sat[(a - 1) * row + b] +
-                             sat[a * row + b - 1] - sat[(a - 1) * row + b - 1];
-        }
-      }
-      // S = (sum of all taps) - (sum over the in-bounds rectangle).
-      cl_int* s = wsum.data() + std::size_t(o) * std::size_t(row_classes) * std::size_t(column_classes);
-      for (int r = 0; r < row_classes; ++r) {
-        const int ky_lo = rows[r][0], ky_hi = rows[r][1];
-        for (int x = 0; x < column_classes; ++x) {
-          const int kx_lo = columns[x][0], kx_hi = columns[x][1];
-          const int inside = sat[ky_hi * row + kx_hi] - sat[ky_lo * row + kx_hi] - sat[ky_hi * row + kx_lo] +
-                             sat[ky_lo * row + kx_lo];
-          s[std::size_t(r) * std::size_t(column_classes) + std::size_t(x)] = sat[d.KH * row + d.KW] - inside;
-        }
-      }
-    }
-  }
+  std::vector<cl_int> wsum = detail::pad_fold_tables(filter, d, m.fold, max_alloc, g);
 
   // The output choice's rules and tables (validated above).
   using Kind = Output::Kind;
