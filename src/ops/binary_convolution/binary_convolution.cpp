@@ -20,6 +20,7 @@
 #include "ops/binary_convolution/filter_layout.hpp"
 #include "ops/binary_convolution/im2col_pack.hpp"
 #include "ops/binary_convolution/layer_dims.hpp"
+#include "ops/binary_convolution/output_rules.hpp"
 #include "ops/binary_convolution/pad_fold.hpp"
 #include "ops/binary_convolution/xnor_gemm.hpp"
 #include "runtime/cl_call.hpp"
@@ -34,15 +35,6 @@ using detail::Chunk;
 using detail::cl_call;
 using detail::LayerDims;
 using detail::round_up;
-
-// Order key of a threshold (the kernels compute the same key of each input): unsigned order of keys is the
-// IEEE order of the values, -0 == +0, subnormals count as themselves.
-cl_uint order_key(float value) {
-  std::uint32_t u;
-  std::memcpy(&u, &value, sizeof u);
-  if ((u & 0x7fffffffu) == 0) u = 0;
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
 
 bool is_nan(float value) {
   std::uint32_t u;
@@ -160,7 +152,8 @@ struct BinaryConvolution::Impl {
   // xnor_gemm_fused; Packed runs xnor_gemm_fused where the Local variant's tile covers whole words, else
   // xnor_gemm_bits (XnorGemmLauncher::packs_in_fused).
   detail::Epilogue epilogue;
-  enum class GemmKernel { Plain, Fused, Packed } gemm_kernel = GemmKernel::Plain;
+  using GemmKernel = detail::GemmKernel;
+  GemmKernel gemm_kernel = GemmKernel::Plain;
   // Options::max_pool, resolved (KH 0: none); output is then [N, C_OUT, POH, POW].
   detail::FusedPool pool;
   Shape output_shape{};
@@ -289,91 +282,16 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.chunks = std::move(chunk_plan.chunks);
   m.run_group = m.staging_group(limits);
 
-  const int tile_m = m.gemm.tile_m();
-  // xnor_gemm_bits reads the 32 filter rows of each output word: M_pad a multiple of 32 as well.
-  const bool packed_kernel =
-      options.output.kind == Output::Kind::Packed && (!m.gemm.packs_in_fused() || options.max_pool);
-  m.M_pad = static_cast<int>(round_up(d.C_OUT, packed_kernel ? m.gemm.packed_m_multiple() : tile_m));
+  const detail::GemmChoice gemm_choice =
+      detail::choose_gemm(options.output, options.max_pool.has_value(), m.gemm, d.C_OUT);
+  m.gemm_kernel = gemm_choice.kernel;
+  m.M_pad = gemm_choice.M_pad;
   std::vector<unsigned char> filter_image = detail::filter_image(filter, d, m.M_pad, max_alloc);
-  std::vector<cl_uint> keys(static_cast<std::size_t>(d.C_IN), order_key(0.0f));
-  if (!attributes.input_thresholds.empty()) {
-    for (int c = 0; c < d.C_IN; ++c) keys[c] = order_key(attributes.input_thresholds[c]);
-  }
+  std::vector<cl_uint> keys = detail::input_threshold_keys(attributes.input_thresholds, d.C_IN);
   std::vector<cl_int> wsum = detail::pad_fold_tables(filter, d, m.fold, max_alloc, g);
 
-  // The output choice's rules and tables (validated above).
-  using Kind = Output::Kind;
-  std::vector<cl_float> out_scale, out_bias;
-  std::vector<cl_uint> out_keys, out_modes, out_int_count;
-  std::vector<cl_int> out_int_lo;
-  if (options.output.kind == Kind::ScaleBias) {
-    out_scale.assign(options.output.scale.begin(), options.output.scale.end());
-    out_bias.assign(options.output.bias.begin(), options.output.bias.end());
-    m.epilogue.mode = 1;
-    m.gemm_kernel = Impl::GemmKernel::Fused;
-  } else if (options.output.kind == Kind::Packed) {
-    // Each rule as an interval of order keys (lo, count): the kernels test (key(y) - lo) < count (see
-    // fused_rule_bit in cl_kernels/xnor_gemm.cl); key 0 is NaN's, never inside.
-    for (const Threshold& r : options.output.thresholds) {
-      const cl_uint t = order_key(r.value);
-      cl_uint lo = 1, count = 0;
-      switch (r.mode) {
-        case ThresholdMode::Greater:
-          lo = t + 1;  // t <= key(+inf) = 0xff800000: no wrap
-          count = 0xffffffffu - t;
-          break;
-        case ThresholdMode::Less:
-          count = t - 1;  // t >= key(-inf) = 0x007fffff: no wrap
-          break;
-        case ThresholdMode::AlwaysOne:
-          count = 0xffffffffu;
-          break;
-        case ThresholdMode::AlwaysZero:
-          break;
-      }
-      out_keys.push_back(lo);
-      out_modes.push_back(count);
-      // The same rule over the integer results G in [-K, K] (exact floats, K <= 2^24): the keys of float(G)
-      // increase with G, so the accepted G form one interval [first, last], found by binary search.
-      const std::int64_t K = d.K;
-      auto key_of = [](std::int64_t g) { return order_key(static_cast<float>(g)); };
-      std::int64_t first = K + 1, last = -K - 1;
-      if (count > 0) {
-        const std::uint64_t top = std::uint64_t(lo) + count - 1;  // <= 0xffffffff
-        std::int64_t a = -K, b = K + 1;                           // first g with key >= lo
-        while (a < b) {
-          const std::int64_t mid = a + (b - a) / 2;
-          if (key_of(mid) >= lo)
-            b = mid;
-          else
-            a = mid + 1;
-        }
-        first = a;
-        a = -K - 1, b = K;  // last g with key <= top
-        while (a < b) {
-          const std::int64_t mid = b - (b - a) / 2;
-          if (std::uint64_t(key_of(mid)) <= top)
-            a = mid;
-          else
-            b = mid - 1;
-        }
-        last = a;
-      }
-      if (first <= last) {
-        out_int_lo.push_back(static_cast<cl_int>(first));
-        out_int_count.push_back(static_cast<cl_uint>(last - first + 1));
-      } else {
-        out_int_lo.push_back(0);
-        out_int_count.push_back(0);
-      }
-    }
-    // Rows o >= C_OUT up to M_pad: intervals that hold nothing, so xnor_gemm_bits tests all 32 channels of
-    // a word as vectors, without a per-channel bound check (its tail bits come out 0).
-    out_int_lo.resize(std::size_t(m.M_pad), 0);
-    out_int_count.resize(std::size_t(m.M_pad), 0);
-    m.epilogue.mode = 2;
-    m.gemm_kernel = packed_kernel ? Impl::GemmKernel::Packed : Impl::GemmKernel::Fused;
-  }
+  detail::OutputRules rules = detail::output_rules(options.output, d.K, m.M_pad);
+  m.epilogue.mode = rules.mode;
   m.epilogue.Cw_out = static_cast<int>(packed_words_per_pixel(d.C_OUT));
   const std::uint64_t patch_bytes = chunk_plan.patch_bytes(d);
   const std::uint64_t packed_bytes = chunk_plan.packed_bytes(d);
@@ -391,21 +309,21 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
         if (packed_bytes > 0) {
           m.packed = cl::Buffer(state->context, CL_MEM_READ_WRITE, static_cast<std::size_t>(packed_bytes));
         }
-        if (!out_scale.empty()) {
+        if (!rules.scale.empty()) {
           m.epilogue.scale = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                        out_scale.size() * 4, out_scale.data());
+                                        rules.scale.size() * 4, rules.scale.data());
           m.epilogue.bias = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                       out_bias.size() * 4, out_bias.data());
+                                       rules.bias.size() * 4, rules.bias.data());
         }
-        if (!out_keys.empty()) {
+        if (!rules.keys.empty()) {
           m.epilogue.keys = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                       out_keys.size() * 4, out_keys.data());
+                                       rules.keys.size() * 4, rules.keys.data());
           m.epilogue.modes = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                        out_modes.size() * 4, out_modes.data());
+                                        rules.modes.size() * 4, rules.modes.data());
           m.epilogue.int_lo = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                         out_int_lo.size() * 4, out_int_lo.data());
+                                         rules.int_lo.size() * 4, rules.int_lo.data());
           m.epilogue.int_count = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                            out_int_count.size() * 4, out_int_count.data());
+                                            rules.int_count.size() * 4, rules.int_count.data());
         }
       },
       "allocating the device buffers of a BinaryConvolution");
@@ -413,7 +331,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   Plan& p = m.plan;
   p.variant = state->variant;
   p.build_options = m.gemm.config().build_options();
-  p.tile_m = tile_m;
+  p.tile_m = m.gemm.tile_m();
   p.tile_n = m.gemm.tile_n();
   p.words_per_patch = d.Kw;
   p.word_bits = d.word_bits;
@@ -422,11 +340,9 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   p.patch_bits = d.K;
   p.chunks = static_cast<int>(m.chunks.size());
   p.input_packed = options.input_packed;
+  using Kind = Output::Kind;
   using GemmKernel = Impl::GemmKernel;
-  const char* gemm_name = m.gemm_kernel == GemmKernel::Fused ? detail::XnorGemmLauncher::fused_kernel_name()
-                          : m.gemm_kernel == GemmKernel::Packed
-                              ? detail::XnorGemmLauncher::packed_kernel_name()
-                              : detail::XnorGemmLauncher::kernel_name();
+  const char* gemm_name = detail::gemm_kernel_name(m.gemm_kernel);
   p.output = options.output.kind == Kind::Float       ? std::string("float32")
              : options.output.kind == Kind::ScaleBias ? std::string("scale_bias (") + gemm_name + ")"
              : options.max_pool                       ? std::string("packed, max-pooled (") + gemm_name + ")"
@@ -437,10 +353,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   p.launches.push_back(m.gemm_kernel == GemmKernel::Packed ? m.gemm.packed_launch(m.chunks.front(), d, m.pool)
                                                            : m.gemm.launch(m.M_pad, m.chunks.front()));
   p.launches.back().kernel = gemm_name;
-  p.scratch_bytes = static_cast<std::size_t>(
-      filter_image.size() + keys.size() * 4 + wsum.size() * 4 + patch_bytes + packed_bytes +
-      (out_scale.size() + out_bias.size()) * 4 +
-      (out_keys.size() + out_modes.size() + out_int_lo.size() + out_int_count.size()) * 4);
+  p.scratch_bytes = static_cast<std::size_t>(filter_image.size() + keys.size() * 4 + wsum.size() * 4 +
+                                             patch_bytes + packed_bytes + rules.bytes());
 
   impl_ = std::move(impl);
 }
