@@ -19,6 +19,8 @@
 #include "ops/binary_convolution/conv_layout.hpp"
 #include "ops/binary_convolution/filter_layout.hpp"
 #include "ops/binary_convolution/im2col_pack.hpp"
+#include "ops/binary_convolution/launch_plan.hpp"
+#include "ops/binary_convolution/layer_buffers.hpp"
 #include "ops/binary_convolution/layer_dims.hpp"
 #include "ops/binary_convolution/output_rules.hpp"
 #include "ops/binary_convolution/pad_fold.hpp"
@@ -108,23 +110,6 @@ void validate_options(const BinaryConvolution::Attributes& a, const BinaryConvol
 
 }  // namespace
 
-std::string Plan::to_string() const {
-  std::ostringstream out;
-  out << "variant " << xnorcl::to_string(variant) << " (" << build_options << "), tile " << tile_m << "x"
-      << tile_n << ", K = " << patch_bits << " bits in " << words_per_patch << " " << word_bits
-      << "-bit words per "
-      << (channel_packed ? "channel-packed"
-          : bit_rows     ? "dense (from bit rows)"
-                         : "dense (bit by bit)")
-      << " patch" << (input_packed ? " (packed input)" : "") << ", output " << output << ", " << chunks
-      << (chunks == 1 ? " chunk" : " chunks") << ", scratch " << scratch_bytes << " bytes";
-  for (const Launch& l : launches) {
-    out << "\n  " << l.kernel << " global " << l.global[0] << "x" << l.global[1] << " local " << l.local[0]
-        << "x" << l.local[1];
-  }
-  return out.str();
-}
-
 struct BinaryConvolution::Impl {
   explicit Impl(const Runtime& r) : runtime(r) {}
   Runtime runtime;  // keeps the device, queue and programs alive
@@ -170,11 +155,7 @@ struct BinaryConvolution::Impl {
                : dims.output_per_batch() * sizeof(float);
   }
 
-  cl::Buffer filters;         // [Kw][M_pad] uint
-  cl::Buffer wsum;            // [C_OUT][row_classes][column_classes] int S tables (only with the pad fold)
-  cl::Buffer threshold_keys;  // [C_IN] uint
-  cl::Buffer patches;         // [Kw][largest P_pad] words
-  cl::Buffer packed;          // channel-packed and bit-row layouts: the binarized input of the largest chunk
+  detail::LayerBuffers buffers;
   cl::Buffer run_input, run_output;  // run()'s staging buffers, created on first use
 
   std::vector<std::pair<std::string, cl::Event>> last_events;
@@ -202,20 +183,21 @@ cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl
   const std::vector<cl::Event>* wait_list = wait;
   cl::Event last;
   for (const Chunk& c : list) {
-    last = pack.enqueue(queue, input_type, input, packed, patches, threshold_keys, dims, c, pad_bit,
+    const detail::LayerBuffers& b = buffers;
+    last = pack.enqueue(queue, input_type, input, b.packed, b.patches, b.threshold_keys, dims, c, pad_bit,
                         wait_list, last_events);
     previous.assign(1, last);
     wait_list = &previous;
     if (gemm_kernel == GemmKernel::Fused) {
-      last = gemm.enqueue_fused(queue, filters, patches, output, dims, M_pad, c, fold, wsum, epilogue,
+      last = gemm.enqueue_fused(queue, b.filters, b.patches, output, dims, M_pad, c, fold, b.wsum, epilogue,
                                 wait_list);
       last_events.emplace_back(detail::XnorGemmLauncher::fused_kernel_name(), last);
     } else if (gemm_kernel == GemmKernel::Packed) {
-      last = gemm.enqueue_packed(queue, filters, patches, output, dims, M_pad, c, fold, wsum, epilogue, pool,
-                                 wait_list);
+      last = gemm.enqueue_packed(queue, b.filters, b.patches, output, dims, M_pad, c, fold, b.wsum, epilogue,
+                                 pool, wait_list);
       last_events.emplace_back(detail::XnorGemmLauncher::packed_kernel_name(), last);
     } else {
-      last = gemm.enqueue(queue, filters, patches, output, dims, M_pad, c, fold, wsum, wait_list);
+      last = gemm.enqueue(queue, b.filters, b.patches, output, dims, M_pad, c, fold, b.wsum, wait_list);
       last_events.emplace_back(detail::XnorGemmLauncher::kernel_name(), last);
     }
     previous.assign(1, last);
@@ -286,76 +268,19 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
       detail::choose_gemm(options.output, options.max_pool.has_value(), m.gemm, d.C_OUT);
   m.gemm_kernel = gemm_choice.kernel;
   m.M_pad = gemm_choice.M_pad;
-  std::vector<unsigned char> filter_image = detail::filter_image(filter, d, m.M_pad, max_alloc);
-  std::vector<cl_uint> keys = detail::input_threshold_keys(attributes.input_thresholds, d.C_IN);
-  std::vector<cl_int> wsum = detail::pad_fold_tables(filter, d, m.fold, max_alloc, g);
-
-  detail::OutputRules rules = detail::output_rules(options.output, d.K, m.M_pad);
-  m.epilogue.mode = rules.mode;
+  detail::LayerTables tables;
+  tables.filter_image = detail::filter_image(filter, d, m.M_pad, max_alloc);
+  tables.threshold_keys = detail::input_threshold_keys(attributes.input_thresholds, d.C_IN);
+  tables.wsum = detail::pad_fold_tables(filter, d, m.fold, max_alloc, g);
+  tables.rules = detail::output_rules(options.output, d.K, m.M_pad);
+  tables.patch_bytes = chunk_plan.patch_bytes(d);
+  tables.packed_bytes = chunk_plan.packed_bytes(d);
+  m.epilogue.mode = tables.rules.mode;
   m.epilogue.Cw_out = static_cast<int>(packed_words_per_pixel(d.C_OUT));
-  const std::uint64_t patch_bytes = chunk_plan.patch_bytes(d);
-  const std::uint64_t packed_bytes = chunk_plan.packed_bytes(d);
-  cl_call(
-      [&] {
-        m.filters = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, filter_image.size(),
-                               filter_image.data());
-        m.threshold_keys =
-            cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, keys.size() * 4, keys.data());
-        if (m.fold.correct) {
-          m.wsum = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, wsum.size() * 4,
-                              wsum.data());
-        }
-        m.patches = cl::Buffer(state->context, CL_MEM_READ_WRITE, static_cast<std::size_t>(patch_bytes));
-        if (packed_bytes > 0) {
-          m.packed = cl::Buffer(state->context, CL_MEM_READ_WRITE, static_cast<std::size_t>(packed_bytes));
-        }
-        if (!rules.scale.empty()) {
-          m.epilogue.scale = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                        rules.scale.size() * 4, rules.scale.data());
-          m.epilogue.bias = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                       rules.bias.size() * 4, rules.bias.data());
-        }
-        if (!rules.keys.empty()) {
-          m.epilogue.keys = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                       rules.keys.size() * 4, rules.keys.data());
-          m.epilogue.modes = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                        rules.modes.size() * 4, rules.modes.data());
-          m.epilogue.int_lo = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                         rules.int_lo.size() * 4, rules.int_lo.data());
-          m.epilogue.int_count = cl::Buffer(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                            rules.int_count.size() * 4, rules.int_count.data());
-        }
-      },
-      "allocating the device buffers of a BinaryConvolution");
+  m.buffers = detail::create_buffers(state->context, tables, m.epilogue);
 
-  Plan& p = m.plan;
-  p.variant = state->variant;
-  p.build_options = m.gemm.config().build_options();
-  p.tile_m = m.gemm.tile_m();
-  p.tile_n = m.gemm.tile_n();
-  p.words_per_patch = d.Kw;
-  p.word_bits = d.word_bits;
-  p.channel_packed = d.channel_packed;
-  p.bit_rows = d.bit_rows;
-  p.patch_bits = d.K;
-  p.chunks = static_cast<int>(m.chunks.size());
-  p.input_packed = options.input_packed;
-  using Kind = Output::Kind;
-  using GemmKernel = Impl::GemmKernel;
-  const char* gemm_name = detail::gemm_kernel_name(m.gemm_kernel);
-  p.output = options.output.kind == Kind::Float       ? std::string("float32")
-             : options.output.kind == Kind::ScaleBias ? std::string("scale_bias (") + gemm_name + ")"
-             : options.max_pool                       ? std::string("packed, max-pooled (") + gemm_name + ")"
-                                                      : std::string("packed (") + gemm_name + ")";
-  for (const Plan::Launch& l : m.pack.launches(
-           d, m.chunks.front(), options.input_packed ? detail::InputType::Packed : detail::InputType::F32))
-    p.launches.push_back(l);
-  p.launches.push_back(m.gemm_kernel == GemmKernel::Packed ? m.gemm.packed_launch(m.chunks.front(), d, m.pool)
-                                                           : m.gemm.launch(m.M_pad, m.chunks.front()));
-  p.launches.back().kernel = gemm_name;
-  p.scratch_bytes = static_cast<std::size_t>(filter_image.size() + keys.size() * 4 + wsum.size() * 4 +
-                                             patch_bytes + packed_bytes + rules.bytes());
-
+  m.plan = detail::describe_plan(state->variant, m.pack, m.gemm, d, m.chunks, options, gemm_choice, m.pool,
+                                 tables.bytes());
   impl_ = std::move(impl);
 }
 
