@@ -2,17 +2,13 @@
 // launchers (im2col_pack, xnor_gemm; where a pad_value other than +-1 meets pad taps, the GEMM folds it into
 // its border stores). The output choice (Options::output) is the GEMM's epilogue (xnor_gemm_fused,
 // xnor_gemm_bits); a packed input (Options::input_packed) is read by im2col_pack_units.
-// Results are never computed on the host.
+// Results are never computed on the host. The constructor's steps live in their own units beside this file
+// (validate_options, layer_dims, pad_fold, chunk_plan, output_rules, filter_layout, layer_buffers,
+// launch_plan); this file holds the object, run() and enqueue().
 #include "xnorcl/binary_convolution.hpp"
 
 #include <algorithm>
-#include <array>
-#include <climits>
-#include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <limits>
-#include <sstream>
 #include <type_traits>
 
 #include "ops/binary_convolution/chunk_plan.hpp"
@@ -24,6 +20,7 @@
 #include "ops/binary_convolution/layer_dims.hpp"
 #include "ops/binary_convolution/output_rules.hpp"
 #include "ops/binary_convolution/pad_fold.hpp"
+#include "ops/binary_convolution/validate_options.hpp"
 #include "ops/binary_convolution/xnor_gemm.hpp"
 #include "runtime/cl_call.hpp"
 #include "runtime/enqueue_checks.hpp"
@@ -36,77 +33,6 @@ namespace {
 using detail::Chunk;
 using detail::cl_call;
 using detail::LayerDims;
-using detail::round_up;
-
-bool is_nan(float value) {
-  std::uint32_t u;
-  std::memcpy(&u, &value, sizeof u);
-  return (u & 0x7fffffffu) > 0x7f800000u;
-}
-
-std::string value_text(float value) {
-  std::ostringstream o;
-  o.precision(9);
-  o << value;
-  return o.str();
-}
-
-// Options checked before any device work (the caller's output is never touched on error).
-void validate_options(const BinaryConvolution::Attributes& a, const BinaryConvolution::Options& o,
-                      std::int64_t c_out) {
-  const std::string where = "BinaryConvolution: ";
-  if (o.input_packed && !a.input_thresholds.empty()) {
-    throw InvalidArgument(where +
-                          "the input is packed bits (Options::input_packed), so input_thresholds must be " +
-                          "empty (" + std::to_string(a.input_thresholds.size()) +
-                          " given): the bits were thresholded when they were packed");
-  }
-  using Kind = BinaryConvolution::Output::Kind;
-  const BinaryConvolution::Output& out = o.output;
-  if (out.kind == Kind::ScaleBias) {
-    if (static_cast<std::int64_t>(out.scale.size()) != c_out ||
-        static_cast<std::int64_t>(out.bias.size()) != c_out) {
-      throw InvalidArgument(where + "Output::ScaleBias has " + std::to_string(out.scale.size()) +
-                            " scales and " + std::to_string(out.bias.size()) + " biases for C_OUT = " +
-                            std::to_string(c_out) + " output channels; give exactly C_OUT of each");
-    }
-    for (std::int64_t c = 0; c < c_out; ++c) {
-      const float sc = out.scale[static_cast<std::size_t>(c)], b = out.bias[static_cast<std::size_t>(c)];
-      if (!std::isfinite(sc) || !std::isfinite(b)) {
-        throw InvalidArgument(where + "Output::ScaleBias of output channel " + std::to_string(c) +
-                              " has scale " + value_text(sc) + " and bias " + value_text(b) +
-                              "; both must be finite (not NaN or infinite)");
-      }
-    }
-  } else if (out.kind == Kind::Packed) {
-    if (static_cast<std::int64_t>(out.thresholds.size()) != c_out) {
-      throw InvalidArgument(where + "Output::Packed has " + std::to_string(out.thresholds.size()) +
-                            " threshold rules for C_OUT = " + std::to_string(c_out) +
-                            " output channels; give exactly one rule per output channel");
-    }
-    for (std::int64_t c = 0; c < c_out; ++c) {
-      const Threshold& r = out.thresholds[static_cast<std::size_t>(c)];
-      const auto mode = static_cast<unsigned>(r.mode);
-      if (mode > static_cast<unsigned>(ThresholdMode::AlwaysOne)) {
-        throw InvalidArgument(where + "Output::Packed: the rule of output channel " + std::to_string(c) +
-                              " has an unknown mode " + std::to_string(mode));
-      }
-      if ((r.mode == ThresholdMode::Greater || r.mode == ThresholdMode::Less) && is_nan(r.value)) {
-        throw InvalidArgument(where + "Output::Packed: the threshold of output channel " + std::to_string(c) +
-                              " is NaN (a " + (r.mode == ThresholdMode::Greater ? "Greater" : "Less") +
-                              " rule needs a number; +-inf is allowed)");
-      }
-    }
-  } else if (out.kind != Kind::Float) {
-    throw InvalidArgument(where + "unknown Output::Kind " + std::to_string(static_cast<int>(out.kind)));
-  }
-  if (o.max_pool && out.kind != Kind::Packed) {
-    throw InvalidArgument(where +
-                          "Options::max_pool needs Output::Packed (it pools thresholded bits); the "
-                          "output is " +
-                          (out.kind == Kind::Float ? "Float" : "ScaleBias"));
-  }
-}
 
 }  // namespace
 
@@ -119,9 +45,8 @@ struct BinaryConvolution::Impl {
   LayerDims dims;
   Plan plan;
 
-  // Pad handling: v = +1 packs pad taps as bit 1, v = -1 as bit 0 (then the GEMM's integers are the result);
-  // any other v packs bit 0 and, where pad taps exist, the GEMM writes the border positions as
-  // fma(v, S, G + S) (the pad fold, cl_kernels/xnor_gemm.cl).
+  // Pad handling (pad_fold.hpp): v = +1 packs pad taps as bit 1, v = -1 as bit 0; any other v packs bit 0
+  // and, where pad taps exist, the GEMM folds v into its border stores.
   cl_uint pad_bit = 0;
   detail::PadFold fold;
 
@@ -236,7 +161,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
     throw InvalidArgument("the filter's shape " + to_string(filter.shape()) + " differs from " +
                           to_string(g.filter));
   }
-  validate_options(attributes, options, g.filter[0]);
+  detail::validate_options(attributes, options, g.filter[0]);
   const std::shared_ptr<detail::RuntimeState>& state = runtime.state();
   if (!state) throw InvalidArgument("BinaryConvolution needs a Runtime made by Runtime::create");
 
@@ -258,7 +183,6 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.gemm = detail::XnorGemmLauncher(*state);
 
   const detail::MemoryLimits limits = detail::memory_limits(state->profile.info.max_mem_alloc_size);
-  const std::uint64_t max_alloc = limits.max_alloc;
   detail::ChunkPlan chunk_plan = detail::plan_layer_chunks(d, m.gemm.tile_n(), limits, g);
   m.max_columns = chunk_plan.max_columns;
   m.chunks = std::move(chunk_plan.chunks);
@@ -269,9 +193,9 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.gemm_kernel = gemm_choice.kernel;
   m.M_pad = gemm_choice.M_pad;
   detail::LayerTables tables;
-  tables.filter_image = detail::filter_image(filter, d, m.M_pad, max_alloc);
+  tables.filter_image = detail::filter_image(filter, d, m.M_pad, limits.max_alloc);
   tables.threshold_keys = detail::input_threshold_keys(attributes.input_thresholds, d.C_IN);
-  tables.wsum = detail::pad_fold_tables(filter, d, m.fold, max_alloc, g);
+  tables.wsum = detail::pad_fold_tables(filter, d, m.fold, limits.max_alloc, g);
   tables.rules = detail::output_rules(options.output, d.K, m.M_pad);
   tables.patch_bytes = chunk_plan.patch_bytes(d);
   tables.packed_bytes = chunk_plan.packed_bytes(d);
