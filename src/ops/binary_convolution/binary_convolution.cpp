@@ -107,8 +107,8 @@ cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl
   std::vector<cl::Event> previous;
   const std::vector<cl::Event>* wait_list = wait;
   cl::Event last;
+  const detail::LayerBuffers& b = buffers;
   for (const Chunk& c : list) {
-    const detail::LayerBuffers& b = buffers;
     last = pack.enqueue(queue, input_type, input, b.packed, b.patches, b.threshold_keys, dims, c, pad_bit,
                         wait_list, last_events);
     previous.assign(1, last);
