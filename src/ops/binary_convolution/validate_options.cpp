@@ -1,0 +1,78 @@
+#include "ops/binary_convolution/validate_options.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "ops/layer_common.hpp"
+#include "xnorcl/error.hpp"
+
+namespace xnorcl::detail {
+namespace {
+
+std::string value_text(float value) {
+  std::ostringstream o;
+  o.precision(9);
+  o << value;
+  return o.str();
+}
+
+}  // namespace
+
+void validate_options(const BinaryConvolution::Attributes& a, const BinaryConvolution::Options& o,
+                      std::int64_t c_out) {
+  const std::string where = "BinaryConvolution: ";
+  if (o.input_packed && !a.input_thresholds.empty()) {
+    throw InvalidArgument(where +
+                          "the input is packed bits (Options::input_packed), so input_thresholds must be " +
+                          "empty (" + std::to_string(a.input_thresholds.size()) +
+                          " given): the bits were thresholded when they were packed");
+  }
+  using Kind = BinaryConvolution::Output::Kind;
+  const BinaryConvolution::Output& out = o.output;
+  if (out.kind == Kind::ScaleBias) {
+    if (static_cast<std::int64_t>(out.scale.size()) != c_out ||
+        static_cast<std::int64_t>(out.bias.size()) != c_out) {
+      throw InvalidArgument(where + "Output::ScaleBias has " + std::to_string(out.scale.size()) +
+                            " scales and " + std::to_string(out.bias.size()) + " biases for C_OUT = " +
+                            std::to_string(c_out) + " output channels; give exactly C_OUT of each");
+    }
+    for (std::int64_t c = 0; c < c_out; ++c) {
+      const float sc = out.scale[static_cast<std::size_t>(c)], b = out.bias[static_cast<std::size_t>(c)];
+      if (!std::isfinite(sc) || !std::isfinite(b)) {
+        throw InvalidArgument(where + "Output::ScaleBias of output channel " + std::to_string(c) +
+                              " has scale " + value_text(sc) + " and bias " + value_text(b) +
+                              "; both must be finite (not NaN or infinite)");
+      }
+    }
+  } else if (out.kind == Kind::Packed) {
+    if (static_cast<std::int64_t>(out.thresholds.size()) != c_out) {
+      throw InvalidArgument(where + "Output::Packed has " + std::to_string(out.thresholds.size()) +
+                            " threshold rules for C_OUT = " + std::to_string(c_out) +
+                            " output channels; give exactly one rule per output channel");
+    }
+    for (std::int64_t c = 0; c < c_out; ++c) {
+      const Threshold& r = out.thresholds[static_cast<std::size_t>(c)];
+      const auto mode = static_cast<unsigned>(r.mode);
+      if (mode > static_cast<unsigned>(ThresholdMode::AlwaysOne)) {
+        throw InvalidArgument(where + "Output::Packed: the rule of output channel " + std::to_string(c) +
+                              " has an unknown mode " + std::to_string(mode));
+      }
+      if ((r.mode == ThresholdMode::Greater || r.mode == ThresholdMode::Less) && float_is_nan(r.value)) {
+        throw InvalidArgument(where + "Output::Packed: the threshold of output channel " + std::to_string(c) +
+                              " is NaN (a " + (r.mode == ThresholdMode::Greater ? "Greater" : "Less") +
+                              " rule needs a number; +-inf is allowed)");
+      }
+    }
+  } else if (out.kind != Kind::Float) {
+    throw InvalidArgument(where + "unknown Output::Kind " + std::to_string(static_cast<int>(out.kind)));
+  }
+  if (o.max_pool && out.kind != Kind::Packed) {
+    throw InvalidArgument(where +
+                          "Options::max_pool needs Output::Packed (it pools thresholded bits); the "
+                          "output is " +
+                          (out.kind == Kind::Float ? "Float" : "ScaleBias"));
+  }
+}
+
+}  // namespace xnorcl::detail

@@ -1,0 +1,107 @@
+// filter_image: the packed filter of random layers in every K layout against the Filter's bits, read back
+// word by word and bit by bit through the layout's definition (which patch bit each filter bit meets), tail
+// bits and padded rows zero; and the refusal of a filter beyond the allocation limit.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "layer_case.hpp"
+#include "ops/binary_convolution/filter_layout.hpp"
+
+using namespace xnorcl;
+using detail::LayerDims;
+using xnorcl::test::LayerCase;
+using xnorcl::test::Rng;
+
+namespace {
+
+std::uint64_t word_at(const std::vector<unsigned char>& image, const LayerDims& d, std::size_t index) {
+  if (d.word_bits == 64) {
+    std::uint64_t w;
+    std::memcpy(&w, image.data() + 8 * index, 8);
+    return w;
+  }
+  std::uint32_t w;
+  std::memcpy(&w, image.data() + 4 * index, 4);
+  return w;
+}
+
+// The filter bit that bit j of patch word w holds for output channel o, or 0 where it holds none (tail bits):
+// the inverse of the packing, from the layout's definition.
+bool expected_bit(const Filter& f, const LayerDims& d, int o, int w, int j) {
+  const int taps = d.KH * d.KW;
+  int c = 0, tap = 0;
+  if (d.unit_packed) {
+    const int unit = w * d.units_per_word() + j / 32;
+    tap = unit / d.Cw;
+    c = (unit % d.Cw) * 32 + j % 32;
+  } else if (d.channel_packed) {
+    tap = w / d.Cw;
+    c = (w % d.Cw) * d.word_bits + j;
+  } else {
+    const int k = w * d.word_bits + j;
+    if (k >= d.K) return false;
+    c = k / taps;
+    tap = k % taps;
+  }
+  if (tap >= taps || c >= d.C_IN) return false;
+  return f.bit(o, c, tap / d.KW, tap % d.KW);
+}
+
+}  // namespace
+
+TEST_CASE("filter layout: every bit of every word from the Filter's bits, in each K layout",
+          "[filter_layout]") {
+  Rng rng(4242);
+  int layouts[4] = {0, 0, 0, 0};  // dense bit by bit, dense from bit rows, channel-packed, unit-packed
+  for (int trial = 0; trial < 300; ++trial) {
+    const int word_bits = rng.chance(50) ? 32 : 64;
+    const LayerCase c = test::random_layer(rng, word_bits, rng.chance(25), 100);
+    const LayerDims& d = c.d;
+    const int M_pad = static_cast<int>(detail::round_up(d.C_OUT, rng.pick(std::vector<int>{1, 8, 32, 64})));
+    INFO(c.text << ", M_pad " << M_pad);
+    ++layouts[d.unit_packed ? 3 : d.channel_packed ? 2 : d.bit_rows ? 1 : 0];
+    const std::vector<unsigned char> image = detail::filter_image(c.filter, d, M_pad, ~std::uint64_t(0));
+    REQUIRE(image.size() == std::size_t(d.Kw) * std::size_t(M_pad) * std::size_t(d.word_bits / 8));
+    // Compared in one check per layer, naming the first wrong bit.
+    int ones = 0;
+    std::string first_wrong;
+    for (int w = 0; w < d.Kw && first_wrong.empty(); ++w) {
+      for (int o = 0; o < M_pad && first_wrong.empty(); ++o) {
+        const std::uint64_t word = word_at(image, d, std::size_t(w) * M_pad + o);
+        for (int j = 0; j < d.word_bits; ++j) {
+          const bool want = o < d.C_OUT && expected_bit(c.filter, d, o, w, j);
+          ones += want;
+          if (((word >> j) & 1u) != (want ? 1u : 0u)) {
+            first_wrong = "word " + std::to_string(w) + " of row " + std::to_string(o) + ", bit " +
+                          std::to_string(j) + ": expected " + (want ? "1" : "0");
+            break;
+          }
+        }
+      }
+    }
+    REQUIRE(first_wrong == "");
+    // Every filter bit lands somewhere: the image holds as many ones as the filter.
+    int filter_ones = 0;
+    for (std::int64_t i = 0; i < c.filter.size(); ++i) filter_ones += c.filter.bit(i);
+    REQUIRE(ones == filter_ones);
+  }
+  for (int count : layouts) CHECK(count > 10);
+}
+
+TEST_CASE("filter layout: a packed filter beyond the allocation limit is refused with its numbers",
+          "[filter_layout]") {
+  BinaryConvolution::Attributes a;
+  const ConvGeometry g = BinaryConvolution::validate(a, {1, 64, 5, 5}, {10, 64, 3, 3});
+  const LayerDims d = test::dims_of(g, a, 32, false);
+  REQUIRE(d.Kw == 18);
+  const Filter f =
+      Filter::from_packed(std::vector<std::uint8_t>(720, 0x5a).data(), 720, g.filter, BitOrder::MsbFirst);
+  // 18 words of 4 bytes for 16 rows: 1152 bytes.
+  REQUIRE_THROWS_WITH(
+      detail::filter_image(f, d, 16, 1151),
+      "the packed filter 10x64x3x3 needs 1152 bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (1151)");
+  CHECK(detail::filter_image(f, d, 16, 1152).size() == 1152);
+}
