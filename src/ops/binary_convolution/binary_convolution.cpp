@@ -199,7 +199,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   tables.rules = detail::output_rules(options.output, d.K, m.M_pad);
   tables.patch_bytes = chunk_plan.patch_bytes(d);
   tables.packed_bytes = chunk_plan.packed_bytes(d);
-  m.epilogue.mode = tables.rules.mode;
+  m.epilogue.mode = options.add_shortcut ? 3 : tables.rules.mode;
   m.epilogue.Cw_out = static_cast<int>(packed_words_per_pixel(d.C_OUT));
   m.buffers = detail::create_buffers(state->context, tables, m.epilogue);
 
@@ -257,6 +257,10 @@ template <class T, class Out>
 std::vector<Out> BinaryConvolution::Impl::run(const T* x) {
   constexpr bool words_in = std::is_same<T, std::uint32_t>::value;
   constexpr bool words_out = std::is_same<Out, std::uint32_t>::value;
+  if (options.add_shortcut)
+    throw InvalidArgument(
+        "BinaryConvolution::run: the layer adds a shortcut (Options::add_shortcut), which only "
+        "enqueue(input, shortcut, output) takes");
   if (words_in != options.input_packed) {
     throw InvalidArgument(std::string("BinaryConvolution::run: ") +
                           (options.input_packed
@@ -380,12 +384,35 @@ void BinaryConvolution::run_packed(const std::uint32_t* x, std::uint32_t* y) {
 cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& output,
                                      const std::vector<cl::Event>* wait) {
   Impl& m = impl();
+  if (m.options.add_shortcut)
+    throw InvalidArgument(
+        "BinaryConvolution: the layer adds a shortcut (Options::add_shortcut); pass it to "
+        "enqueue(input, shortcut, output)");
   const std::uint64_t need_in = m.input_bytes_per_batch() * std::uint64_t(m.dims.N);
   const std::uint64_t need_out = m.output_bytes_per_batch() * std::uint64_t(m.dims.N);
   detail::check_enqueue_arguments(m.runtime.state()->context,
                                   {input, need_in, m.geometry.input, m.options.input_packed},
                                   {output, need_out, m.output_shape, output_packed()}, false, wait);
   m.last_events.clear();
+  return m.enqueue_all(input, output, m.dims.N,
+                       m.options.input_packed ? detail::InputType::Packed : detail::InputType::F32, wait);
+}
+
+cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& shortcut,
+                                     const cl::Buffer& output, const std::vector<cl::Event>* wait) {
+  Impl& m = impl();
+  if (!m.options.add_shortcut)
+    throw InvalidArgument(
+        "BinaryConvolution: enqueue with a shortcut needs a layer made with Options::add_shortcut");
+  const std::uint64_t need_in = m.input_bytes_per_batch() * std::uint64_t(m.dims.N);
+  const std::uint64_t need_out = m.output_bytes_per_batch() * std::uint64_t(m.dims.N);
+  const cl::Context& context = m.runtime.state()->context;
+  detail::check_enqueue_arguments(context, {input, need_in, m.geometry.input, m.options.input_packed},
+                                  {output, need_out, m.output_shape, false}, false, wait);
+  detail::check_enqueue_arguments(context, {shortcut, need_out, m.output_shape, false},
+                                  {output, need_out, m.output_shape, false}, false, wait);
+  m.last_events.clear();
+  m.epilogue.shortcut = shortcut;
   return m.enqueue_all(input, output, m.dims.N,
                        m.options.input_packed ? detail::InputType::Packed : detail::InputType::F32, wait);
 }

@@ -42,10 +42,12 @@ Plan describe_plan(Variant variant, const Im2colPackLauncher& pack, const XnorGe
   p.chunks = static_cast<int>(chunks.size());
   p.input_packed = options.input_packed;
   const char* gemm_name = gemm_kernel_name(gemm_choice.kernel);
-  p.output = options.output.kind == Kind::Float       ? std::string("float32")
-             : options.output.kind == Kind::ScaleBias ? std::string("scale_bias (") + gemm_name + ")"
-             : options.max_pool                       ? std::string("packed, max-pooled (") + gemm_name + ")"
-                                                      : std::string("packed (") + gemm_name + ")";
+  p.output =
+      options.output.kind == Kind::Float ? std::string("float32")
+      : options.output.kind == Kind::ScaleBias
+          ? std::string(options.add_shortcut ? "scale_bias+shortcut (" : "scale_bias (") + gemm_name + ")"
+      : options.max_pool ? std::string("packed, max-pooled (") + gemm_name + ")"
+                         : std::string("packed (") + gemm_name + ")";
   for (const Plan::Launch& l :
        pack.launches(d, chunks.front(), options.input_packed ? InputType::Packed : InputType::F32))
     p.launches.push_back(l);

@@ -67,6 +67,12 @@ void validate_options(const BinaryConvolution::Attributes& a, const BinaryConvol
   } else if (out.kind != Kind::Float) {
     throw InvalidArgument(where + "unknown Output::Kind " + std::to_string(static_cast<int>(out.kind)));
   }
+  if (o.add_shortcut && out.kind != Kind::ScaleBias) {
+    throw InvalidArgument(where +
+                          "Options::add_shortcut needs Output::ScaleBias (the shortcut is added after the "
+                          "scale and bias; use scale 1 and bias 0 for none); the output is " +
+                          (out.kind == Kind::Float ? "Float" : "Packed"));
+  }
   if (o.max_pool && out.kind != Kind::Packed) {
     throw InvalidArgument(where +
                           "Options::max_pool needs Output::Packed (it pools thresholded bits); the "

@@ -91,7 +91,8 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
         cl_uint i = 0;
         fused_.setArg(i++, filters);
         fused_.setArg(i++, patches);
-        // y is written in modes 0/1/3, words in mode 2; the other gets a buffer it never writes (the filters).
+        // y is written in modes 0/1/3, words in mode 2; the other gets a buffer it never writes (the
+        // filters).
         fused_.setArg(i++, e.mode == 2 ? filters : output);
         fused_.setArg(i++, e.mode == 2 ? output : filters);
         for (int v : {d.C_OUT, M_pad, d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
