@@ -119,6 +119,11 @@ class BinaryConvolution {
     // packed output, without storing the unpooled words). output_shape() is then the pooled shape. Runs
     // xnor_gemm_bits on both variants.
     std::optional<PoolAttributes> max_pool;
+    // With Output::ScaleBias only: a residual shortcut, float32 NCHW of the output's shape, added after the
+    // scale and bias in the same epilogue (y = fmaf(scale[o], Y, bias[o]) + shortcut, two roundings): no
+    // separate pass over memory. The shortcut is a device buffer given to the three-buffer enqueue();
+    // run() and the two-buffer enqueue() refuse such a layer.
+    bool add_shortcut = false;
   };
 
   // Checks attributes and shapes as OpenVINO does and resolves padding; throws InvalidArgument naming the
@@ -180,6 +185,10 @@ class BinaryConvolution {
   // fails (OpenCLError), the kernels enqueued before it still run: the output's content is then unspecified;
   // the input is never written.
   cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
+                    const std::vector<cl::Event>* wait = nullptr);
+  // With Options::add_shortcut: as above, and `shortcut` (float32 NCHW of output_shape(), read only) is
+  // added to every output value. It is checked like the input and must not overlap the output.
+  cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& shortcut, const cl::Buffer& output,
                     const std::vector<cl::Event>* wait = nullptr);
 
   // Device time per kernel of the last run()/enqueue() (waits for its events).

@@ -9,6 +9,7 @@
 #include "xnorcl/graph.hpp"
 #include "xnorcl/graph_file.hpp"
 #include "xnorcl/layers.hpp"
+#include "xnorcl/models.hpp"
 #include "xnorcl/network.hpp"
 #include "xnorcl/packed.hpp"
 #include "xnorcl/pool.hpp"

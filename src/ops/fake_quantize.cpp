@@ -4,6 +4,7 @@
 // for bit OpenVINO's float formula, ties included) and runs as threshold_pack.
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "ops/fake_quantize.hpp"
@@ -34,26 +35,19 @@ float from_order_key(std::uint32_t k) {
   return v;
 }
 
-// Per-channel values of a range constant: a scalar (every axis 1) or one value per channel of x (axis 1
-// after numpy's right alignment; every other axis 1).
 std::vector<float> per_channel(const NodeView& v, std::size_t input, std::int64_t channels) {
-  const Constant& c = v.constant(input, ElementType::Float32);
-  const Dims& x = v.inputs[0].dims;
-  const std::int64_t n = product(c.dims);
-  bool ok = c.dims.size() <= x.size();
-  for (std::size_t i = 0; ok && i < c.dims.size(); ++i) {
-    const std::size_t axis = x.size() - c.dims.size() + i;
-    ok = c.dims[i] == 1 || (axis == 1 && c.dims[i] == channels);
-  }
-  if (!ok)
+  v.constant(input, ElementType::Float32);
+  std::optional<std::vector<float>> values = per_channel_values(v, input);
+  if (!values)
     throw InvalidArgument(v.where() + ": input " + std::to_string(input) + " ('" + v.node->inputs[input] +
-                          "') " + to_string(c.dims) + " must be one value or one per channel of " +
-                          to_string(x));
-  for (float value : c.values)
+                          "') " + to_string(v.constants[input]->dims) +
+                          " must be one value or one per channel of " + to_string(v.inputs[0].dims));
+  for (float value : *values)
     if (std::isnan(value))
       throw InvalidArgument(v.where() + ": input " + std::to_string(input) + " ('" + v.node->inputs[input] +
                             "') holds NaN");
-  return n == 1 ? std::vector<float>(static_cast<std::size_t>(channels), c.values[0]) : c.values;
+  (void)channels;
+  return *values;
 }
 
 struct Ranges {
@@ -73,9 +67,9 @@ Ranges ranges(const NodeView& v) {
   return r;
 }
 
-// The rule whose bit equals fake_quantize_value(x) > 0 for every non-NaN x.
-Threshold channel_rule(float il, float ih, float ol, float oh) {
-  const auto bit = [&](float x) { return fake_quantize_value(x, il, ih, ol, oh) > 0; };
+}  // namespace
+
+Threshold monotone_rule(const std::function<bool(float)>& bit) {
   const float lowest = -std::numeric_limits<float>::infinity();
   const float highest = std::numeric_limits<float>::infinity();
   const bool low = bit(lowest), high = bit(highest);
@@ -91,6 +85,13 @@ Threshold channel_rule(float il, float ih, float ol, float oh) {
   }
   const float last = from_order_key(lo), first = from_order_key(hi);
   return high ? Threshold{last, ThresholdMode::Greater} : Threshold{first, ThresholdMode::Less};
+}
+
+namespace {
+
+// The rule whose bit equals fake_quantize_value(x) > 0 for every non-NaN x.
+Threshold channel_rule(float il, float ih, float ol, float oh) {
+  return monotone_rule([&](float x) { return fake_quantize_value(x, il, ih, ol, oh) > 0; });
 }
 
 class FakeQuantizeStep final : public DeviceStep {
@@ -160,6 +161,21 @@ std::vector<Threshold> fake_quantize_rules(const NodeView& v) {
   std::vector<Threshold> rules;
   for (std::size_t c = 0; c < r.il.size(); ++c)
     rules.push_back(channel_rule(r.il[c], r.ih[c], r.ol[c], r.oh[c]));
+  return rules;
+}
+
+std::vector<Threshold> fake_quantize_rules_after(const NodeView& v, const std::vector<float>& scale,
+                                                 const std::vector<float>& bias) {
+  const Ranges r = ranges(v);
+  std::vector<Threshold> rules;
+  for (std::size_t c = 0; c < r.il.size(); ++c) {
+    const float s = scale[c], b = bias[c];
+    rules.push_back(monotone_rule([&](float y) {
+      // The graph's Multiply then Add, each rounded once (the library builds with -ffp-contract=off).
+      const float z = y * s;
+      return fake_quantize_value(z + b, r.il[c], r.ih[c], r.ol[c], r.oh[c]) > 0;
+    }));
+  }
   return rules;
 }
 

@@ -88,6 +88,10 @@ const Op* find_op(const std::string& name);
 std::vector<std::string> op_names();
 
 // Shared helpers for op units.
+// The values of input `input` as one per channel of input 0 (axis 1), where that input is a Float32
+// constant that numpy-broadcasts that way: a single value (every axis 1) or C values on the axis that
+// right-aligns with axis 1. nullopt otherwise.
+std::optional<std::vector<float>> per_channel_values(const NodeView& node, std::size_t input);
 std::int64_t product(const Dims& dims);
 std::size_t tensor_bytes(const TensorInfo& info);  // float32 values or packed words
 // A Bits tensor's 4-D logical shape ([N, C] is [N, C, 1, 1]).

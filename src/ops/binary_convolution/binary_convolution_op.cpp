@@ -1,7 +1,7 @@
 // BinaryConvolution as a graph op: OpenVINO's BinaryConvolution-1 over an f32 or packed-bits input and a
-// u1 filter constant, run by the BinaryConvolution class. A FakeQuantize (levels 2) that alone reads its
-// output becomes the packed output choice, and a MaxPool that alone reads those bits its max_pool: one
-// launch, no float tensor stored (the class computes both in the GEMM's epilogue, bit for bit).
+// u1 filter constant, run by the BinaryConvolution class. The nodes that alone read its output (a folded
+// batch-norm, a residual Add, a FakeQuantize and a MaxPool of its bits; fusion_token below) run in the
+// same launch, in the GEMM's epilogue: no float tensor stored between them.
 #include "ops/fake_quantize.hpp"
 #include "ops/op.hpp"
 #include "ops/pool_attributes.hpp"
@@ -35,12 +35,81 @@ Filter filter_of(const NodeView& v) {
   return Filter::from_packed(f.bits.data(), f.bits.size(), shape4(f.dims), BitOrder::MsbFirst);
 }
 
+// What the nodes after a convolution do to its output, as fusion sees them: a Multiply by per-channel
+// constants (M), an Add of them (B: a folded batch-norm or bias), an Add of another tensor of the output's
+// dims (R: a residual shortcut), a FakeQuantize (Q) and, after it, a MaxPool of the bits (P). A chain fuses
+// when it reads M? B? (Q P? | R)?: the batch-norm becomes the scale-and-bias epilogue or is folded into the
+// thresholds, the shortcut is added in the same epilogue, the bits are pooled in the same launch.
+char fusion_token(const NodeView& next, const Dims& output) {
+  const std::string& op = next.node->op;
+  if (op == "FakeQuantize") return 'Q';
+  if (op == "MaxPool") return 'P';
+  if ((op == "Multiply" || op == "Add") && next.inputs.size() == 2) {
+    if (per_channel_values(next, 1)) return op == "Multiply" ? 'M' : 'B';
+    if (op == "Add" && !next.constants[1] && next.inputs[1].type == ElementType::Float32 &&
+        next.inputs[1].dims == output)
+      return 'R';
+  }
+  return '?';
+}
+
+bool fusable(const std::string& tokens) {
+  std::size_t i = 0;
+  if (i < tokens.size() && tokens[i] == 'M') ++i;
+  if (i < tokens.size() && tokens[i] == 'B') ++i;
+  if (i < tokens.size() && tokens[i] == 'Q') {
+    ++i;
+    if (i < tokens.size() && tokens[i] == 'P') ++i;
+  } else if (i < tokens.size() && tokens[i] == 'R') {
+    ++i;
+  }
+  return i == tokens.size();
+}
+
+// The fused nodes turned into the convolution's options.
+BinaryConvolution::Options fused_options(const NodeView& head, const std::vector<NodeView>& fused,
+                                         const Dims& output) {
+  BinaryConvolution::Options options;
+  options.input_packed = head.inputs[0].type == ElementType::Bits;
+  const std::size_t channels = static_cast<std::size_t>(output[1]);
+  std::vector<float> scale(channels, 1.0f), bias(channels, 0.0f);
+  bool scaled = false;
+  for (const NodeView& n : fused) {
+    switch (fusion_token(n, output)) {
+      case 'M':
+        scale = *per_channel_values(n, 1);
+        scaled = true;
+        break;
+      case 'B':
+        bias = *per_channel_values(n, 1);
+        scaled = true;
+        break;
+      case 'Q':
+        options.output = BinaryConvolution::Output::packed(scaled ? fake_quantize_rules_after(n, scale, bias)
+                                                                  : fake_quantize_rules(n));
+        break;
+      case 'P':
+        options.max_pool = pool_attributes(n);
+        break;
+      case 'R':
+        options.add_shortcut = true;
+        break;
+      default:
+        throw Error(n.where() + ": cannot be fused into a convolution");
+    }
+  }
+  if (options.output.kind != BinaryConvolution::Output::Kind::Packed && (scaled || options.add_shortcut))
+    options.output = BinaryConvolution::Output::scale_and_bias(scale, bias);
+  return options;
+}
+
 class BinaryConvolutionStep final : public DeviceStep {
  public:
   BinaryConvolutionStep(const Runtime& rt, const NodeView& v, const BinaryConvolution::Options& options)
       : conv_(rt, attributes_of(v), shape4(v.inputs[0].dims), filter_of(v), options) {}
   cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
                     const std::vector<cl::Event>& wait) override {
+    if (conv_.options().add_shortcut) return conv_.enqueue(*in[0], *in[1], *out[0], &wait);
     return conv_.enqueue(*in[0], *out[0], &wait);
   }
   std::vector<StageTime> stage_times() const override { return conv_.last_stage_times(); }
@@ -85,19 +154,17 @@ class BinaryConvolutionOp final : public Op {
     return {out};
   }
 
-  bool can_fuse(const NodeView& /*head*/, const std::vector<NodeView>& fused,
+  bool can_fuse(const NodeView& head, const std::vector<NodeView>& fused,
                 const NodeView& next) const override {
-    if (fused.empty()) return next.node->op == "FakeQuantize";
-    return fused.size() == 1 && next.node->op == "MaxPool";
+    const Dims output = infer(head)[0].dims;
+    std::string tokens;
+    for (const NodeView& n : fused) tokens += fusion_token(n, output);
+    return fusable(tokens + fusion_token(next, output));
   }
 
   std::unique_ptr<DeviceStep> plan(const Runtime& rt, const NodeView& v,
                                    const std::vector<NodeView>& fused) const override {
-    BinaryConvolution::Options options;
-    options.input_packed = v.inputs[0].type == ElementType::Bits;
-    if (!fused.empty()) options.output = BinaryConvolution::Output::packed(fake_quantize_rules(fused[0]));
-    if (fused.size() == 2) options.max_pool = pool_attributes(fused[1]);
-    return std::make_unique<BinaryConvolutionStep>(rt, v, options);
+    return std::make_unique<BinaryConvolutionStep>(rt, v, fused_options(v, fused, infer(v)[0].dims));
   }
 };
 
