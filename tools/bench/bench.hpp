@@ -29,8 +29,9 @@ struct Options {
   std::vector<std::string> layer_specs;  // --layer (repeatable); empty: the default set
   std::string json_path, csv_path;
   bool quick = false;
-  int startup_runs = 3;  // startup: fresh processes per cache state
-  int batch = 1;         // network: images per run
+  int startup_runs = 3;           // startup: fresh processes per cache state
+  int batch = 1;                  // network: images per run
+  std::string model = "vehicle";  // network: vehicle | bireal18 | resnet18 | a .xnn graph file
 };
 
 // ---- statistics ------------------------------------------------------------------------------------------
@@ -138,6 +139,7 @@ struct RunInfo {
 
 xnorcl::Runtime make_runtime(const Options& o);
 int run_devices(const Options& o);
+int run_graph_network(const Options& o);  // network --model other than vehicle (graph_network.cpp)
 int run_peak(const Options& o);
 int run_layers(const Options& o);
 int run_network(const Options& o);  // network.cpp

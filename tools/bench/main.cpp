@@ -36,6 +36,8 @@ options:
   --csv FILE       write the timings as CSV
   --quick          1 warm-up, 3 reps, short peak kernels: a smoke run, not a measurement
   --batch N        network: images per run (default 1)
+  --model M        network: vehicle (the default: the chain network beside its CLBlast float32 twin),
+                   bireal18, resnet18 (graphs built in code, seeded) or a .xnn graph file
   --runs N         startup: fresh processes per cache state (default 3)
   -h, --help       this text
 )";
@@ -119,6 +121,8 @@ Options parse(int argc, char** argv) {
       o.csv_path = value;
     } else if (arg == "--batch") {
       o.batch = parse_int(arg, value, 1);
+    } else if (arg == "--model") {
+      o.model = value;
     } else if (arg == "--runs") {
       o.startup_runs = parse_int(arg, value, 1);
     } else {
@@ -152,7 +156,7 @@ int main(int argc, char** argv) {
     if (o.command == "devices") return run_devices(o);
     if (o.command == "peak") return run_peak(o);
     if (o.command == "layers") return run_layers(o);
-    if (o.command == "network") return run_network(o);
+    if (o.command == "network") return o.model == "vehicle" ? run_network(o) : run_graph_network(o);
     if (o.command == "startup") return run_startup(o, argv[0]);
     return run_first_output(o);
   } catch (const UsageError& e) {

@@ -1,0 +1,261 @@
+// xnorcl-bench network --model bireal18|resnet18|FILE.xnn: a whole graph on the device (xnorcl::Model),
+// checked against the host reference graph, then timed: per step (fused nodes shown as one step), the whole
+// network's device and wall time, beside the perfect float32 network at the measured FMA peak and the share
+// of that peak each float step reaches.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include "bench.hpp"
+#include "json.hpp"
+#include "xnorcl/xnorcl.hpp"
+
+namespace xnorcl_bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::int64_t dims_product(const xnorcl::Dims& d) {
+  std::int64_t n = 1;
+  for (std::int64_t v : d) n *= v;
+  return n;
+}
+
+// Multiply-accumulates of a node (0 for ops without a dot product): N*O*OH*OW*(C/G)*KH*KW for convolutions,
+// N*K*M for MatMul. Binary convolutions count bit MACs.
+std::int64_t node_macs(const xnorcl::Graph& g, const std::map<std::string, xnorcl::TensorInfo>& infos,
+                       const xnorcl::Node& n) {
+  if (n.op != "BinaryConvolution" && n.op != "Convolution" && n.op != "GroupConvolution" && n.op != "MatMul")
+    return 0;
+  const xnorcl::Dims& w = g.constants.at(n.inputs[1]).dims;
+  const std::int64_t outputs = dims_product(infos.at(n.outputs[0]).dims);
+  if (n.op == "MatMul") return outputs * infos.at(n.inputs[0]).dims.back();
+  if (n.op == "GroupConvolution") return outputs * w[2] * w[3] * w[4];
+  return outputs * w[1] * w[2] * w[3];
+}
+
+struct StepRow {
+  std::string name, description;
+  bool binary = false;  // the step's head is a binary op
+  std::int64_t macs = 0;
+  std::vector<double> device_ms;  // per repetition
+  Stats device;
+};
+
+xnorcl::Graph build_model(const Options& o) {
+  xnorcl::ModelOptions m;
+  m.batch = o.batch;
+  if (o.model == "bireal18") return xnorcl::bireal18(m);
+  if (o.model == "resnet18") return xnorcl::resnet18_binary(m);
+  return xnorcl::load_graph(o.model);
+}
+
+struct Check {
+  double max_rel_error = 0;
+  bool same_top1 = true;
+  std::int64_t packed_tensors = 0, differing_bits = 0;
+  double ones_min = 1, ones_max = 0;
+};
+
+// The device's every tensor against the host reference graph's: the output's max-norm relative error and
+// top-1, and for each packed tensor its ones fraction and the bits that differ (a float value within
+// rounding of a threshold may flip one: counted, not hidden).
+Check check_against_reference(xnorcl::Model& model, const xnorcl::Graph& g,
+                              const std::map<std::string, xnorcl::Tensor>& inputs) {
+  Check c;
+  std::fprintf(stderr, "computing the host reference graph (minutes at full size on a slow host)\n");
+  const auto t0 = Clock::now();
+  const auto want = xnorcl::reference_graph(g, inputs);
+  std::fprintf(stderr, "host reference: %.1f s\n", seconds_since(t0));
+  const auto got = model.run_trace(inputs);
+  for (const auto& [name, t] : got) {
+    if (t.type != xnorcl::ElementType::Bits) continue;
+    ++c.packed_tensors;
+    c.ones_min = std::min(c.ones_min, t.ones_fraction());
+    c.ones_max = std::max(c.ones_max, t.ones_fraction());
+    const auto& w = want.at(name).words;
+    for (std::size_t i = 0; i < w.size(); ++i) c.differing_bits += __builtin_popcount(w[i] ^ t.words[i]);
+  }
+  const xnorcl::Tensor& y = got.at(g.outputs[0]);
+  const xnorcl::Tensor& r = want.at(g.outputs[0]);
+  double scale = 0, worst = 0;
+  for (float v : r.values) scale = std::max(scale, std::fabs(double(v)));
+  for (std::size_t i = 0; i < r.values.size(); ++i)
+    worst = std::max(worst, std::fabs(double(y.values[i]) - r.values[i]));
+  c.max_rel_error = scale > 0 ? worst / scale : worst;
+  const std::int64_t classes = r.dims.back();
+  for (std::size_t n = 0; n < r.values.size() / static_cast<std::size_t>(classes); ++n) {
+    const auto row = [&](const std::vector<float>& v) {
+      return std::max_element(v.begin() + n * classes, v.begin() + (n + 1) * classes) - v.begin();
+    };
+    c.same_top1 = c.same_top1 && row(y.values) == row(r.values);
+  }
+  return c;
+}
+
+std::vector<StepRow> make_rows(const xnorcl::Model& model) {
+  const xnorcl::Graph& g = model.graph();
+  const auto infos = g.validate();
+  std::map<std::string, const xnorcl::Node*> by_name;
+  for (const xnorcl::Node& n : g.nodes) by_name[n.name] = &n;
+  std::vector<StepRow> rows;
+  for (const auto& step : model.plan().steps) {
+    StepRow r{step.node, step.description, false, 0, {}, {}};
+    for (const std::string& n : step.fused) r.macs += node_macs(g, infos, *by_name.at(n));
+    const std::string& op = by_name.at(step.fused[0])->op;
+    r.binary = op == "BinaryConvolution" || op == "FakeQuantize" || op == "BinaryFullyConnected";
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+void record_step_times(const xnorcl::Model& model, std::vector<StepRow>& rows, std::vector<double>& device) {
+  double total = 0;
+  std::map<std::string, double> per_step;
+  for (const xnorcl::StageTime& t : model.last_stage_times()) {
+    per_step[t.kernel.substr(0, t.kernel.find(' '))] += t.milliseconds;
+    total += t.milliseconds;
+  }
+  for (StepRow& r : rows) r.device_ms.push_back(per_step[r.name]);
+  device.push_back(total);
+}
+
+void write_json(const std::string& path, const RunInfo& info, const Options& o,
+                const std::vector<StepRow>& rows, const Stats& wall, const Stats& device, double perfect_ms,
+                const Check& c, const xnorcl::GraphPlan& plan) {
+  std::ofstream out(path);
+  JsonWriter j(out);
+  j.begin_object();
+  j.value("schema", 1).value("command", "network").value("model", o.model);
+  j.value("library_version", info.library_version).value("device", info.device).value("driver", info.driver);
+  j.value("variant", info.variant).value("batch", o.batch);
+  j.value("fma_peak_gflops", info.peak.float_flops_per_s * 1e-9);
+  j.value("xor_popcount_peak_gbinops", info.peak.binary_ops_per_s * 1e-9);
+  j.value("wall_median_ms", wall.median).value("device_median_ms", device.median);
+  j.value("perfect_float32_ms", perfect_ms).value("device_over_perfect_float32", device.median / perfect_ms);
+  j.value("max_rel_error", c.max_rel_error).value("same_top1", c.same_top1);
+  j.value("packed_tensors", c.packed_tensors).value("differing_bits", c.differing_bits);
+  j.value("ones_fraction_min", c.ones_min).value("ones_fraction_max", c.ones_max);
+  j.value("activation_bytes", plan.activation_bytes).value("weight_bytes", plan.weight_bytes);
+  j.value("largest_live_pair_bytes", plan.largest_live_pair_bytes);
+  j.begin_array("steps");
+  for (const StepRow& r : rows) {
+    j.begin_object().value("step", r.name).value("description", r.description).value("binary", r.binary);
+    j.value("macs", r.macs).value("device_median_ms", r.device.median).value("device_min_ms", r.device.min);
+    j.value("device_max_ms", r.device.max).end_object();
+  }
+  j.end_array().end_object();
+  out << "\n";
+}
+
+void write_csv(const std::string& path, const std::vector<StepRow>& rows) {
+  std::ofstream out(path);
+  out << "step,binary,macs,device_min_ms,device_median_ms,device_max_ms\n";
+  for (const StepRow& r : rows)
+    out << '"' << r.name << "\"," << (r.binary ? 1 : 0) << ',' << r.macs << ',' << r.device.min << ','
+        << r.device.median << ',' << r.device.max << "\n";
+}
+
+}  // namespace
+
+int run_graph_network(const Options& o) {
+  xnorcl::Runtime rt = make_runtime(o);
+  RunInfo info;
+  info.library_version = xnorcl::version();
+  info.device = rt.device_name();
+  info.driver = rt.device_info().driver_version;
+  info.variant = xnorcl::to_string(rt.variant());
+  std::printf("xnorcl-bench network --model %s: xnorcl %s on %s (%s), variant %s (%s)\n", o.model.c_str(),
+              info.library_version.c_str(), info.device.c_str(), info.driver.c_str(), info.variant.c_str(),
+              rt.variant_reason().c_str());
+  if (o.quick || o.reps < 20) std::printf("note: %d repetitions (fewer than 20): not a target run\n", o.reps);
+  std::fprintf(stderr, "measuring the peak rates\n");
+  info.peak = measure_peak(rt, o.quick, true);
+
+  std::fprintf(stderr, "building %s (batch %d; calibrating its thresholds on the host)\n", o.model.c_str(),
+               o.batch);
+  auto t0 = Clock::now();
+  const xnorcl::Graph g = build_model(o);
+  std::fprintf(stderr, "built in %.1f s; planning it on the device\n", seconds_since(t0));
+  t0 = Clock::now();
+  xnorcl::Model model(rt, g);
+  std::printf("plan (%.2f s to build):\n%s", seconds_since(t0), model.plan().to_string().c_str());
+
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> pixel(-1.0f, 1.0f);
+  std::map<std::string, xnorcl::Tensor> inputs;
+  for (const xnorcl::GraphInput& in : g.inputs) {
+    xnorcl::Tensor t;
+    t.dims = in.dims;
+    t.values.resize(static_cast<std::size_t>(dims_product(in.dims)));
+    for (float& v : t.values) v = pixel(rng);
+    inputs[in.name] = t;
+  }
+  const Check check = check_against_reference(model, g, inputs);
+
+  std::vector<StepRow> rows = make_rows(model);
+  std::vector<double> wall, device;
+  for (int i = 0; i < o.warmup; ++i) model.run(inputs);
+  for (int i = 0; i < o.reps; ++i) {
+    const auto t = Clock::now();
+    model.run(inputs);
+    wall.push_back(seconds_since(t) * 1e3);
+    record_step_times(model, rows, device);
+  }
+  for (StepRow& r : rows) r.device = summarize(r.device_ms);
+  const Stats wall_stats = summarize(wall), device_stats = summarize(device);
+
+  std::int64_t macs = 0;
+  for (const StepRow& r : rows) macs += r.macs;
+  const double fma_peak = info.peak.float_flops_per_s, xor_peak = info.peak.binary_ops_per_s;
+  const double perfect_ms = 2.0 * static_cast<double>(macs) / fma_peak * 1e3;
+
+  std::printf("\n%-44s %12s %10s %10s %10s  %s\n", "step", "MACs", "min ms", "median ms", "max ms",
+              "share of peak");
+  for (const StepRow& r : rows) {
+    std::string share = "-";
+    if (r.macs > 0 && r.device.median > 0) {
+      const double rate = (r.binary ? 1.0 : 2.0) * static_cast<double>(r.macs) / (r.device.median * 1e-3);
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%5.1f%% of %s peak", 100.0 * rate / (r.binary ? xor_peak : fma_peak),
+                    r.binary ? "xor-popcount" : "FMA");
+      share = buf;
+    }
+    std::printf("%-44s %12lld %10.3f %10.3f %10.3f  %s\n", r.name.substr(0, 44).c_str(),
+                static_cast<long long>(r.macs), r.device.min, r.device.median, r.device.max, share.c_str());
+  }
+  const xnorcl::GraphPlan& plan = model.plan();
+  std::printf("\nwhole network: wall %.3f ms, device %.3f ms (medians of %d)\n", wall_stats.median,
+              device_stats.median, o.reps);
+  std::printf(
+      "perfect float32 network: 2 x %lld MACs at the FMA peak %.1f GFLOP/s = %.3f ms; device time / "
+      "perfect float32 = %.2f (target 0.50 or less)\n",
+      static_cast<long long>(macs), fma_peak * 1e-9, perfect_ms, device_stats.median / perfect_ms);
+  std::printf(
+      "check: output within %.2g relative of the host reference, top-1 %s; %lld packed tensors, %lld bits "
+      "differ, ones fraction %.3f..%.3f\n",
+      check.max_rel_error, check.same_top1 ? "the same" : "DIFFERS",
+      static_cast<long long>(check.packed_tensors), static_cast<long long>(check.differing_bits),
+      check.ones_min, check.ones_max);
+  std::printf(
+      "device memory: activations %.1f MB (largest live pair %.1f MB: ratio %.2f, target 1.50 or less), "
+      "weights %.1f MB\n",
+      plan.activation_bytes / 1e6, plan.largest_live_pair_bytes / 1e6,
+      static_cast<double>(plan.activation_bytes) / static_cast<double>(plan.largest_live_pair_bytes),
+      plan.weight_bytes / 1e6);
+  if (!o.json_path.empty())
+    write_json(o.json_path, info, o, rows, wall_stats, device_stats, perfect_ms, check, plan);
+  if (!o.csv_path.empty()) write_csv(o.csv_path, rows);
+  return check.max_rel_error <= 1e-4 && check.same_top1 ? 0 : 1;
+}
+
+}  // namespace xnorcl_bench
