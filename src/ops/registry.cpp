@@ -7,6 +7,7 @@
 namespace xnorcl::ops {
 
 const Op& binary_convolution_op();
+const Op& binary_fully_connected_op();
 const Op& fake_quantize_op();
 const Op& max_pool_op();
 
@@ -15,6 +16,7 @@ namespace {
 const std::vector<const Op*>& all_ops() {
   static const std::vector<const Op*> ops = {
       &binary_convolution_op(),
+      &binary_fully_connected_op(),
       &fake_quantize_op(),
       &max_pool_op(),
   };
