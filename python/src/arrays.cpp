@@ -86,7 +86,9 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return text + (shape.size() == 1 ? ",)" : ")");
 }
 
-std::vector<std::int64_t> to_vector(const Shape& s) { return {s[0], s[1], s[2], s[3]}; }
+std::vector<std::int64_t> to_vector(const Shape& s) {
+  return {s[0], s[1], s[2], s[3]};
+}
 
 ArrayView array_view(nb::handle object, const char* name, std::initializer_list<DType> allowed) {
   const std::string expected = "a C-contiguous numpy.ndarray of " + allowed_text(allowed);
@@ -167,13 +169,15 @@ std::vector<float> float_sequence(nb::handle object, const char* name) {
   if (nb::isinstance<nb::ndarray<>>(object)) {
     const ArrayView view = array_view(object, name, {DType::Float32});
     if (view.shape.size() != 1) {
-      throw InvalidArgument(std::string(name) + ": expected a 1-D array, got shape " + shape_text(view.shape));
+      throw InvalidArgument(std::string(name) + ": expected a 1-D array, got shape " +
+                            shape_text(view.shape));
     }
     const float* p = static_cast<const float*>(view.data());
     return std::vector<float>(p, p + view.size());
   }
   if (!nb::isinstance<nb::sequence>(object) || nb::isinstance<nb::str>(object)) {
-    throw InvalidArgument(std::string(name) + ": expected a sequence of numbers or a 1-D float32 array, got " +
+    throw InvalidArgument(std::string(name) +
+                          ": expected a sequence of numbers or a 1-D float32 array, got " +
                           python_type_name(object));
   }
   std::vector<float> values;

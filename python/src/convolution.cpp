@@ -39,7 +39,8 @@ AutoPad parse_auto_pad(const std::string& text) {
   for (AutoPad p : {AutoPad::Explicit, AutoPad::SameUpper, AutoPad::SameLower, AutoPad::Valid}) {
     if (v == to_string(p)) return p;
   }
-  throw InvalidArgument("auto_pad: '" + text + "' is not one of 'explicit', 'same_upper', 'same_lower', 'valid'");
+  throw InvalidArgument("auto_pad: '" + text +
+                        "' is not one of 'explicit', 'same_upper', 'same_lower', 'valid'");
 }
 
 BitOrder parse_bit_order(const std::string& text) {
@@ -57,7 +58,8 @@ BinaryConvolution::Attributes attributes(const AttributeArgs& a) {
   r.dilations = int_pair(a.dilations, "dilations");
   r.pad_value = a.pad_value;
   r.auto_pad = parse_auto_pad(a.auto_pad);
-  if (!a.input_thresholds.is_none()) r.input_thresholds = float_sequence(a.input_thresholds, "input_thresholds");
+  if (!a.input_thresholds.is_none())
+    r.input_thresholds = float_sequence(a.input_thresholds, "input_thresholds");
   r.mode = a.mode;
   return r;
 }
@@ -79,9 +81,9 @@ Filter make_filter(nb::handle bits, const Shape& shape, const std::string& bit_o
   const std::int64_t bytes = n / 8 + (n % 8 != 0);
   if (v.dtype != DType::UInt8 || v.shape != std::vector<std::int64_t>{bytes}) {
     throw InvalidArgument("filter_bits: expected a 1-D uint8 array of " + std::to_string(bytes) +
-                          " packed bytes (ceil(" + to_string(shape) + " / 8)) or a float32/uint8 array of shape " +
-                          shape_text(values_shape) + ", got " + dtype_name(v.dtype) + " of shape " +
-                          shape_text(v.shape));
+                          " packed bytes (ceil(" + to_string(shape) +
+                          " / 8)) or a float32/uint8 array of shape " + shape_text(values_shape) + ", got " +
+                          dtype_name(v.dtype) + " of shape " + shape_text(v.shape));
   }
   return Filter::from_packed(static_cast<const std::uint8_t*>(v.data()), static_cast<std::size_t>(bytes),
                              shape, order);
@@ -102,8 +104,8 @@ std::string threshold_mode_name(ThresholdMode m) {
 }
 
 ThresholdMode parse_threshold_mode(const std::string& text) {
-  for (ThresholdMode m : {ThresholdMode::Greater, ThresholdMode::Less, ThresholdMode::AlwaysZero,
-                          ThresholdMode::AlwaysOne}) {
+  for (ThresholdMode m :
+       {ThresholdMode::Greater, ThresholdMode::Less, ThresholdMode::AlwaysZero, ThresholdMode::AlwaysOne}) {
     if (lower(text) == threshold_mode_name(m)) return m;
   }
   throw InvalidArgument("Threshold mode: '" + text +
@@ -131,17 +133,24 @@ std::vector<Threshold> threshold_rules(nb::handle object, const char* name) {
 std::optional<PoolAttributes> pool_attributes(nb::handle object) {
   if (object.is_none()) return std::nullopt;
   if (!nb::isinstance<nb::dict>(object)) {
-    throw InvalidArgument("max_pool: expected None or a dict of kernel, strides, pads_begin, pads_end, "
-                          "auto_pad, rounding_type; got " + nb::cast<std::string>(nb::repr(object)));
+    throw InvalidArgument(
+        "max_pool: expected None or a dict of kernel, strides, pads_begin, pads_end, "
+        "auto_pad, rounding_type; got " +
+        nb::cast<std::string>(nb::repr(object)));
   }
   PoolAttributes p;
   for (auto [key, value] : nb::borrow<nb::dict>(object)) {
     const std::string k = nb::cast<std::string>(nb::str(key));
-    if (k == "kernel") p.kernel = int_pair(value, "max_pool kernel");
-    else if (k == "strides") p.strides = int_pair(value, "max_pool strides");
-    else if (k == "pads_begin") p.pads_begin = int_pair(value, "max_pool pads_begin");
-    else if (k == "pads_end") p.pads_end = int_pair(value, "max_pool pads_end");
-    else if (k == "auto_pad") p.auto_pad = parse_auto_pad(nb::cast<std::string>(nb::str(value)));
+    if (k == "kernel")
+      p.kernel = int_pair(value, "max_pool kernel");
+    else if (k == "strides")
+      p.strides = int_pair(value, "max_pool strides");
+    else if (k == "pads_begin")
+      p.pads_begin = int_pair(value, "max_pool pads_begin");
+    else if (k == "pads_end")
+      p.pads_end = int_pair(value, "max_pool pads_end");
+    else if (k == "auto_pad")
+      p.auto_pad = parse_auto_pad(nb::cast<std::string>(nb::str(value)));
     else if (k == "rounding_type") {
       const std::string r = lower(nb::cast<std::string>(nb::str(value)));
       if (r != "floor" && r != "ceil")
@@ -170,7 +179,8 @@ BinaryConvolution::Options options(const std::string& output, nb::handle scale, 
     throw InvalidArgument("thresholds: given with output='packed' and only then (output='" + output + "')");
   if (!max_pool.is_none() && !packed) throw InvalidArgument("max_pool: needs output='packed'");
   if (scale_bias)
-    o.output = BinaryConvolution::Output::scale_and_bias(float_sequence(scale, "scale"), float_sequence(bias, "bias"));
+    o.output = BinaryConvolution::Output::scale_and_bias(float_sequence(scale, "scale"),
+                                                         float_sequence(bias, "bias"));
   if (packed) o.output = BinaryConvolution::Output::packed(threshold_rules(thresholds, "thresholds"));
   o.max_pool = pool_attributes(max_pool);
   return o;
@@ -276,12 +286,13 @@ nb::list stage_times(Convolution& self) {
   return r;
 }
 
-nb::object reference(nb::handle x, nb::handle filter_bits, nb::handle filter_shape, const std::string& bit_order,
-                     nb::handle strides, nb::handle pads_begin, nb::handle pads_end, nb::handle dilations,
-                     float pad_value, const std::string& auto_pad, nb::handle input_thresholds,
-                     const std::string& mode) {
+nb::object reference(nb::handle x, nb::handle filter_bits, nb::handle filter_shape,
+                     const std::string& bit_order, nb::handle strides, nb::handle pads_begin,
+                     nb::handle pads_end, nb::handle dilations, float pad_value, const std::string& auto_pad,
+                     nb::handle input_thresholds, const std::string& mode) {
   const ArrayView v = array_view(x, "x", {DType::Float32, DType::UInt8});
-  if (v.shape.size() != 4) throw InvalidArgument("x: expected a 4-D NCHW array, got shape " + shape_text(v.shape));
+  if (v.shape.size() != 4)
+    throw InvalidArgument("x: expected a 4-D NCHW array, got shape " + shape_text(v.shape));
   const Shape x_shape{v.shape[0], v.shape[1], v.shape[2], v.shape[3]};
   const Filter filter = make_filter(filter_bits, shape_argument(filter_shape, "filter_shape"), bit_order);
   const auto a =
@@ -298,9 +309,10 @@ nb::object reference(nb::handle x, nb::handle filter_bits, nb::handle filter_sha
 }
 
 void bind_threshold(nb::module_& m) {
-  nb::class_<Threshold>(m, "Threshold",
-                        "How one channel turns a float y into a bit: 'greater' (y > value), 'less' (y < value), "
-                        "'always_zero' or 'always_one'. Exact IEEE comparisons; NaN gives 0 under every rule.")
+  nb::class_<Threshold>(
+      m, "Threshold",
+      "How one channel turns a float y into a bit: 'greater' (y > value), 'less' (y < value), "
+      "'always_zero' or 'always_one'. Exact IEEE comparisons; NaN gives 0 under every rule.")
       .def(
           "__init__",
           [](Threshold* self, float value, const std::string& mode) {
@@ -328,11 +340,13 @@ void bind_packing(nb::module_& m) {
       "pack_activations",
       [](nb::handle y, nb::handle thresholds) {
         const ArrayView v = array_view(y, "y", {DType::Float32});
-        if (v.shape.size() != 4) throw InvalidArgument("y: expected a 4-D NCHW array, got shape " + shape_text(v.shape));
+        if (v.shape.size() != 4)
+          throw InvalidArgument("y: expected a 4-D NCHW array, got shape " + shape_text(v.shape));
         const Shape s{v.shape[0], v.shape[1], v.shape[2], v.shape[3]};
         const std::vector<Threshold> rules =
             thresholds.is_none() ? std::vector<Threshold>{} : threshold_rules(thresholds, "thresholds");
-        return to_numpy(pack_activations(static_cast<const float*>(v.data()), s, rules), packed_words_shape(s));
+        return to_numpy(pack_activations(static_cast<const float*>(v.data()), s, rules),
+                        packed_words_shape(s));
       },
       nb::arg("y"), nb::arg("thresholds") = nb::none(),
       "Packs float32 NCHW values into uint32 words [N, H, W, ceil(C/32)]: channel c is bit c % 32 "
@@ -355,39 +369,45 @@ void bind_packing(nb::module_& m) {
 void bind_convolution(nb::module_& m) {
   bind_threshold(m);
   bind_packing(m);
-  nb::class_<Convolution>(m, "BinaryConvolution",
-                          "OpenVINO BinaryConvolution-1 (xnor-popcount) on the runtime's device. Safe to call "
-                          "from several Python threads (calls to one layer take turns; different layers run "
-                          "concurrently); the GIL is released while the device works.")
-      .def("__init__", &create_convolution, nb::arg("runtime"), nb::arg("x_shape"), nb::arg("filter_bits"),
-           nb::arg("filter_shape"), nb::arg("bit_order") = "msb", nb::arg("strides") = nb::make_tuple(1, 1),
-           nb::arg("pads_begin") = nb::make_tuple(0, 0), nb::arg("pads_end") = nb::make_tuple(0, 0),
-           nb::arg("dilations") = nb::make_tuple(1, 1), nb::arg("pad_value") = 0.0f,
-           nb::arg("auto_pad") = "explicit", nb::arg("input_thresholds") = nb::none(),
+  nb::class_<Convolution>(
+      m, "BinaryConvolution",
+      "OpenVINO BinaryConvolution-1 (xnor-popcount) on the runtime's device. Safe to call "
+      "from several Python threads (calls to one layer take turns; different layers run "
+      "concurrently); the GIL is released while the device works.")
+      .def("__init__", &create_convolution, nb::arg("runtime"), nb::arg("x_shape").none(),
+           nb::arg("filter_bits").none(), nb::arg("filter_shape").none(), nb::arg("bit_order") = "msb",
+           nb::arg("strides").none() = nb::make_tuple(1, 1),
+           nb::arg("pads_begin").none() = nb::make_tuple(0, 0),
+           nb::arg("pads_end").none() = nb::make_tuple(0, 0),
+           nb::arg("dilations").none() = nb::make_tuple(1, 1), nb::arg("pad_value") = 0.0f,
+           nb::arg("auto_pad") = "explicit", nb::arg("input_thresholds").none() = nb::none(),
            nb::arg("mode") = "xnor-popcount", nb::kw_only(), nb::arg("output") = "float32",
-           nb::arg("scale") = nb::none(), nb::arg("bias") = nb::none(), nb::arg("thresholds") = nb::none(),
-           nb::arg("max_pool") = nb::none(), nb::arg("input_packed") = false)
-      .def("run", &run, nb::arg("x"),
-           "x: C-contiguous float32 or uint8 NCHW of x_shape (uint32 packed words [N, H, W, ceil(C/32)] with "
-           "input_packed). Returns float32 NCHW of output_shape, or uint32 packed words with output='packed'.")
+           nb::arg("scale").none() = nb::none(), nb::arg("bias").none() = nb::none(),
+           nb::arg("thresholds").none() = nb::none(), nb::arg("max_pool").none() = nb::none(),
+           nb::arg("input_packed") = false)
+      .def(
+          "run", &run, nb::arg("x").none(),
+          "x: C-contiguous float32 or uint8 NCHW of x_shape (uint32 packed words [N, H, W, ceil(C/32)] with "
+          "input_packed). Returns float32 NCHW of output_shape, or uint32 packed words with output='packed'.")
       .def_prop_ro("input_shape", [](const Convolution& c) { return to_vector(c.conv.input_shape()); })
       .def_prop_ro("output_shape", [](const Convolution& c) { return to_vector(c.conv.output_shape()); })
       .def_prop_ro("pads_begin", [](const Convolution& c) { return c.conv.pads_begin(); })
       .def_prop_ro("pads_end", [](const Convolution& c) { return c.conv.pads_end(); })
       .def_prop_ro("output", [](const Convolution& c) { return output_kind(c.conv); })
       .def_prop_ro("input_packed", [](const Convolution& c) { return c.conv.input_packed(); })
-      .def("plan", [](const Convolution& c) { return plan_dict(c.conv.plan()); },
-           "What will run: variant, launches (kernel, global and local sizes), tiles, scratch bytes; 'text' "
-           "is the whole plan as text.")
+      .def(
+          "plan", [](const Convolution& c) { return plan_dict(c.conv.plan()); },
+          "What will run: variant, launches (kernel, global and local sizes), tiles, scratch bytes; 'text' "
+          "is the whole plan as text.")
       .def("last_stage_times", &stage_times,
            "(kernel, milliseconds) of device time per launch of the last run; empty without profiling.");
 
-  m.def("reference_binary_convolution", &reference, nb::arg("x"), nb::arg("filter_bits"),
-        nb::arg("filter_shape"), nb::arg("bit_order") = "msb", nb::arg("strides") = nb::make_tuple(1, 1),
-        nb::arg("pads_begin") = nb::make_tuple(0, 0), nb::arg("pads_end") = nb::make_tuple(0, 0),
-        nb::arg("dilations") = nb::make_tuple(1, 1), nb::arg("pad_value") = 0.0f,
-        nb::arg("auto_pad") = "explicit", nb::arg("input_thresholds") = nb::none(),
-        nb::arg("mode") = "xnor-popcount",
+  m.def("reference_binary_convolution", &reference, nb::arg("x").none(), nb::arg("filter_bits").none(),
+        nb::arg("filter_shape").none(), nb::arg("bit_order") = "msb",
+        nb::arg("strides").none() = nb::make_tuple(1, 1), nb::arg("pads_begin").none() = nb::make_tuple(0, 0),
+        nb::arg("pads_end").none() = nb::make_tuple(0, 0), nb::arg("dilations").none() = nb::make_tuple(1, 1),
+        nb::arg("pad_value") = 0.0f, nb::arg("auto_pad") = "explicit",
+        nb::arg("input_thresholds").none() = nb::none(), nb::arg("mode") = "xnor-popcount",
         "The host reference (float32 NCHW out), bitwise equal to what every device computes.");
 }
 

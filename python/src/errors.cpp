@@ -24,7 +24,8 @@ PyObject* new_type(nb::module_& m, const char* name, const char* doc, PyObject* 
 }
 
 // Raises an instance of `type` with extra attributes (OpenCLError.code, BuildError.build_log, ...).
-void raise(PyObject* type, const char* message, const std::vector<std::pair<const char*, nb::object>>& extra) {
+void raise(PyObject* type, const char* message,
+           const std::vector<std::pair<const char*, nb::object>>& extra) {
   nb::object exception = nb::borrow(type)(nb::str(message));
   for (const auto& [name, value] : extra) exception.attr(name) = value;
   PyErr_SetObject(type, exception.ptr());
@@ -52,15 +53,15 @@ void translate(const std::exception_ptr& p, void*) {
 void bind_errors(nb::module_& m) {
   types.error = new_type(m, "Error", "Every failure xnorcl reports (C++ xnorcl::Error).", PyExc_RuntimeError);
   nb::object invalid_bases = nb::make_tuple(nb::handle(types.error), nb::handle(PyExc_ValueError));
-  types.invalid_argument = new_type(
-      m, "InvalidArgument",
-      "Attributes, shapes, filters or arrays that xnorcl refuses, found before any device work.",
-      invalid_bases.ptr());
+  types.invalid_argument =
+      new_type(m, "InvalidArgument",
+               "Attributes, shapes, filters or arrays that xnorcl refuses, found before any device work.",
+               invalid_bases.ptr());
   types.device_not_found =
       new_type(m, "DeviceNotFound", "No OpenCL platform, or no device matching the request.", types.error);
-  types.opencl_error = new_type(
-      m, "OpenCLError", "An OpenCL call failed; `call` names it and `code` is the OpenCL error code.",
-      types.error);
+  types.opencl_error =
+      new_type(m, "OpenCLError",
+               "An OpenCL call failed; `call` names it and `code` is the OpenCL error code.", types.error);
   types.build_error =
       new_type(m, "BuildError", "Building a kernel program failed; `build_log` holds the compiler's log.",
                types.error);

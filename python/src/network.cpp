@@ -81,8 +81,8 @@ void bind_network(nb::module_& m) {
       .def_prop_ro("output_packed", [](const LoadedNetwork& n) { return n.network.output_packed(); })
       .def_prop_ro("layers", &layer_names)
       .def_prop_ro("runtime", [](const LoadedNetwork& n) { return n.runtime; })
-      .def("run", &run, nb::arg("x"))
-      .def("reference", &reference, nb::arg("x"))
+      .def("run", &run, nb::arg("x").none())
+      .def("reference", &reference, nb::arg("x").none())
       .def("last_stage_times", &stage_times);
 
   m.def(

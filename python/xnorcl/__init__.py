@@ -24,11 +24,12 @@ from ._xnorcl import (
     unpack_activations,
 )
 from ._model import Model, load
-from .convert import convert
+from .convert import ConverterUnavailable, convert
 
 __all__ = [
     "BinaryConvolution",
     "BuildError",
+    "ConverterUnavailable",
     "DeviceNotFound",
     "Error",
     "InvalidArgument",
