@@ -374,17 +374,28 @@ void bind_convolution(nb::module_& m) {
       "OpenVINO BinaryConvolution-1 (xnor-popcount) on the runtime's device. Safe to call "
       "from several Python threads (calls to one layer take turns; different layers run "
       "concurrently); the GIL is released while the device works.")
-      .def("__init__", &create_convolution, nb::arg("runtime"), nb::arg("x_shape").none(),
-           nb::arg("filter_bits").none(), nb::arg("filter_shape").none(), nb::arg("bit_order") = "msb",
-           nb::arg("strides").none() = nb::make_tuple(1, 1),
-           nb::arg("pads_begin").none() = nb::make_tuple(0, 0),
-           nb::arg("pads_end").none() = nb::make_tuple(0, 0),
-           nb::arg("dilations").none() = nb::make_tuple(1, 1), nb::arg("pad_value") = 0.0f,
-           nb::arg("auto_pad") = "explicit", nb::arg("input_thresholds").none() = nb::none(),
-           nb::arg("mode") = "xnor-popcount", nb::kw_only(), nb::arg("output") = "float32",
-           nb::arg("scale").none() = nb::none(), nb::arg("bias").none() = nb::none(),
-           nb::arg("thresholds").none() = nb::none(), nb::arg("max_pool").none() = nb::none(),
-           nb::arg("input_packed") = false)
+      .def(
+          "__init__", &create_convolution, nb::arg("runtime"), nb::arg("x_shape").none(),
+          nb::arg("filter_bits").none(), nb::arg("filter_shape").none(), nb::arg("bit_order") = "msb",
+          nb::arg("strides").none() = nb::make_tuple(1, 1),
+          nb::arg("pads_begin").none() = nb::make_tuple(0, 0),
+          nb::arg("pads_end").none() = nb::make_tuple(0, 0),
+          nb::arg("dilations").none() = nb::make_tuple(1, 1), nb::arg("pad_value") = 0.0f,
+          nb::arg("auto_pad") = "explicit", nb::arg("input_thresholds").none() = nb::none(),
+          nb::arg("mode") = "xnor-popcount", nb::kw_only(), nb::arg("output") = "float32",
+          nb::arg("scale").none() = nb::none(), nb::arg("bias").none() = nb::none(),
+          nb::arg("thresholds").none() = nb::none(), nb::arg("max_pool").none() = nb::none(),
+          nb::arg("input_packed") = false,
+          "Validates, resolves padding, packs the filter and plans the launches (InvalidArgument before any "
+          "device work). x_shape: [N, C_IN, H, W]. filter_bits: a 1-D uint8 array of exactly ceil(n/8) "
+          "packed "
+          "bytes, element i = ((o*C_IN + c)*KH + ky)*KW + kx in bit 7 - i%8 (bit_order 'msb') or bit i%8 "
+          "('lsb') of byte i//8; or an array of filter_shape [C_OUT, C_IN, KH, KW] (float32 or uint8) whose "
+          "elements > 0 are +1. pad_value: the real value of every tap in the padding. input_thresholds: "
+          "C_IN values t_c (x > t_c is +1), None for 0. output: 'float32', 'scale_bias' (fmaf(scale[o], Y, "
+          "bias[o])) or 'packed' (uint32 words of the bits of Y under `thresholds`, one per output channel); "
+          "max_pool: a dict of kernel, strides, pads_begin, pads_end, auto_pad, rounding_type, ORing each "
+          "window of packed bits. input_packed: x is uint32 words [N, H, W, ceil(C_IN/32)].")
       .def(
           "run", &run, nb::arg("x").none(),
           "x: C-contiguous float32 or uint8 NCHW of x_shape (uint32 packed words [N, H, W, ceil(C/32)] with "
