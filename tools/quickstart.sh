@@ -10,7 +10,7 @@ set -euo pipefail
 
 # The one list of system packages the project needs (CI installs through this script too).
 packages=(cmake g++ ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd catch2 clinfo libclblast-dev libdnnl-dev
-  oclgrind clang python3-matplotlib)
+  oclgrind clang python3-matplotlib python3-venv python3-dev)
 
 # What `run` runs once built: the benchmark of SPEC section 5 on the default device (every layer checked
 # bitwise against the host reference before and after timing).
@@ -49,6 +49,15 @@ build() {
   cmake --build build --parallel "$(nproc)"
 }
 
+# The Python package, installed by pip into a fresh virtual environment (build/venv), and its pytest suite.
+python_tests() {
+  rm -rf build/venv
+  python3 -m venv build/venv
+  # CMAKE_ARGS carries XNORCL_CMAKE_ARGS (CI's -DXNORCL_WERROR=ON) into pip's CMake build.
+  CMAKE_ARGS="${XNORCL_CMAKE_ARGS:-}" build/venv/bin/pip install --quiet ".[test]"
+  build/venv/bin/python -m pytest -q tests/python
+}
+
 case "${1:-}" in
   deps)
     install_deps
@@ -62,6 +71,7 @@ case "${1:-}" in
     install_deps
     build
     ctest --test-dir build --output-on-failure -j2
+    python_tests
     ;;
   *)
     echo "usage: $0 run|test|deps" >&2

@@ -1,0 +1,63 @@
+"""xnorcl.convert and xnorcl-convert: the registry of formats by suffix; no converter is in this version, so
+each known format is refused with the list of formats, and an unknown suffix with the known ones."""
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import xnorcl
+
+# The package's attribute `convert` is the function; the registry is the module of the same name.
+conversion = importlib.import_module("xnorcl.convert")
+
+
+def test_registry_knows_the_formats_and_their_extras():
+    by_suffix = {s: f for f in conversion.FORMATS for s in f.suffixes}
+    assert by_suffix[".xml"].extra == "openvino"
+    assert by_suffix[".tflite"].extra == "tflite"
+    assert conversion.format_for("Model.XML").name == "OpenVINO IR"
+
+
+@pytest.mark.parametrize("model", ["model.xml", "model.tflite"])
+def test_known_formats_say_no_converter_is_installed(tmp_path, model):
+    destination = tmp_path / "out.xnn"
+    with pytest.raises(xnorcl.ConverterUnavailable) as info:
+        xnorcl.convert(str(tmp_path / model), str(destination))
+    message = str(info.value)
+    assert "has no" in message and "converter yet" in message
+    assert ".xml" in message and ".tflite" in message and "[openvino]" in message and "[tflite]" in message
+    assert message.endswith("Converters installed in this version: none.")
+    assert isinstance(info.value, xnorcl.Error)
+    assert not destination.exists()
+
+
+def test_unknown_suffix_lists_the_known_ones(tmp_path):
+    with pytest.raises(xnorcl.InvalidArgument, match=r"no converter reads '\.onnx' files; the formats are \.xml"):
+        xnorcl.convert(str(tmp_path / "model.onnx"), str(tmp_path / "out.xnn"))
+
+
+def run_cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "xnorcl.convert.cli", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_console_script_refuses_with_the_formats(tmp_path):
+    result = run_cli(str(tmp_path / "model.xml"), "-o", str(tmp_path / "out.xnn"))
+    assert result.returncode == 1
+    assert result.stderr.startswith("xnorcl-convert: ")
+    assert "OpenVINO IR" in result.stderr and "Larq Compute Engine TFLite" in result.stderr
+    listed = run_cli("--list-formats")
+    assert listed.returncode == 0 and ".tflite" in listed.stdout and ".xml" in listed.stdout
+    usage = run_cli()
+    assert usage.returncode == 2 and "required" in usage.stderr
+
+
+def test_console_script_is_installed():
+    # pip puts the entry point beside the interpreter of the environment it installed into.
+    import importlib.metadata
+
+    scripts = [ep for ep in importlib.metadata.entry_points(group="console_scripts") if ep.name == "xnorcl-convert"]
+    assert [ep.value for ep in scripts] == ["xnorcl.convert.cli:main"]
