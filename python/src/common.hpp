@@ -29,6 +29,7 @@ void bind_errors(nb::module_& m);
 void bind_runtime(nb::module_& m);
 void bind_convolution(nb::module_& m);
 void bind_network(nb::module_& m);
+void bind_graph(nb::module_& m);
 
 enum class DType { Float32, UInt8, UInt32 };
 std::string dtype_name(DType t);

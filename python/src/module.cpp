@@ -8,4 +8,5 @@ NB_MODULE(_xnorcl, m) {
   xnorcl::python::bind_runtime(m);
   xnorcl::python::bind_convolution(m);
   xnorcl::python::bind_network(m);
+  xnorcl::python::bind_graph(m);
 }

@@ -18,8 +18,10 @@ from ._xnorcl import (
     __version__,
     fold_batch_norm,
     list_devices,
+    network_file_version,
     pack_activations,
     reference_binary_convolution,
+    save_model,
     save_vehicle_classifier,
     unpack_activations,
 )
@@ -42,8 +44,10 @@ __all__ = [
     "fold_batch_norm",
     "list_devices",
     "load",
+    "network_file_version",
     "pack_activations",
     "reference_binary_convolution",
+    "save_model",
     "save_vehicle_classifier",
     "unpack_activations",
 ]

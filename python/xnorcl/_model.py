@@ -1,7 +1,8 @@
 """Models loaded from .xnn files: the one place that knows what a model runs on underneath.
 
-Today an .xnn file holds a chain of binary layers (one float32 NCHW input named "input", one output named
-"output"); the model runs it on the device with no host round-trip between layers.
+An .xnn file holds a graph (version 2: named inputs and outputs, any ops; run by xnorcl's graph executor)
+or a chain of binary layers (version 1: one float32 NCHW input named "input", one output named "output").
+Either runs whole on the device, with no host round-trip between nodes.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-from ._xnorcl import InvalidArgument, Runtime, _Network
+from ._xnorcl import InvalidArgument, Runtime, _Graph, _Network, network_file_version
 
 INPUT_NAME = "input"
 OUTPUT_NAME = "output"
@@ -21,7 +22,12 @@ class Model:
 
     def __init__(self, path: str, runtime: Optional[Runtime] = None) -> None:
         self._runtime = runtime if runtime is not None else Runtime()
-        self._network = _Network(str(path), self._runtime)
+        self._graph: Optional[_Graph] = None
+        self._network: Optional[_Network] = None
+        if network_file_version(str(path)) == 1:
+            self._network = _Network(str(path), self._runtime)
+        else:
+            self._graph = _Graph(str(path), self._runtime)
 
     @property
     def runtime(self) -> Runtime:
@@ -30,11 +36,18 @@ class Model:
     @property
     def inputs(self) -> List[Tuple[str, Tuple[int, ...]]]:
         """(name, shape) of every input: float32 NCHW."""
+        if self._graph is not None:
+            return [(name, tuple(dims)) for name, dims in self._graph.inputs]
         return [(INPUT_NAME, tuple(self._network.input_shape))]
 
     @property
     def outputs(self) -> List[Tuple[str, Tuple[int, ...]]]:
         """(name, shape) of every output: float32 NCHW, or for packed bits the uint32 words' shape."""
+        if self._graph is not None:
+            return [
+                (name, tuple(dims) if kind == "f32" else _packed_words_shape(dims))
+                for name, dims, kind in self._graph.outputs
+            ]
         return [(OUTPUT_NAME, tuple(self._output_array_shape()))]
 
     def _output_array_shape(self) -> List[int]:
@@ -49,6 +62,11 @@ class Model:
         run(x) takes the first input as a float32 NCHW array and returns the first output; run({"input": x})
         takes a dict of every input by name and returns a dict of every output by name.
         """
+        if self._graph is not None:
+            if isinstance(x, Mapping):
+                return self._graph.run(dict(x))
+            first_in, first_out = self.inputs[0][0], self.outputs[0][0]
+            return self._graph.run({first_in: x})[first_out]
         if isinstance(x, Mapping):
             names = sorted(x.keys())
             if names != [INPUT_NAME]:
@@ -59,11 +77,29 @@ class Model:
         return self._network.run(x)
 
     def reference(self, x: np.ndarray) -> np.ndarray:
-        """The host reference of run(x): what every device computes, bitwise."""
+        """The host reference of run(x): bitwise what every device computes for binary tensors; float
+        tensors of graphs within 1e-5 relative (the reference computes them in double)."""
+        if self._graph is not None:
+            if isinstance(x, Mapping):
+                return self._graph.reference(dict(x))
+            return self._graph.reference({self.inputs[0][0]: x})[self.outputs[0][0]]
         return self._network.reference(x)
 
     def plan(self) -> dict:
-        """What runs where: the device, the variant and the nodes in order."""
+        """What runs where: the device, the variant and the nodes in order (for graphs also each step's
+        kernels, the nodes fused into it, and the device bytes of activations and weights)."""
+        if self._graph is not None:
+            p = self._graph.plan()
+            return {
+                "device": self._runtime.device_name,
+                "variant": p["variant"],
+                "nodes": [step["step"] for step in p["steps"]],
+                "steps": p["steps"],
+                "activation_bytes": p["activation_bytes"],
+                "weight_bytes": p["weight_bytes"],
+                "inputs": self.inputs,
+                "outputs": self.outputs,
+            }
         names = self._network.layers
         return {
             "device": self._runtime.device_name,
@@ -74,20 +110,27 @@ class Model:
         }
 
     def last_node_times(self) -> Dict[str, float]:
-        """Device milliseconds per node of the last run ("<index>:<op>"), in order; a node fused into the
-        launch of the one before it has no entry of its own. Empty when the queue has no profiling."""
+        """Device milliseconds per node of the last run, in order: for graphs per step, named by its nodes
+        ("conv1+bn1+sign2" where nodes are fused into one launch); for layer chains "<index>:<op>". Empty
+        when the queue has no profiling."""
         times: Dict[str, float] = {}
-        for stage, ms in self._network.last_stage_times():
+        for stage, ms in self.last_stage_times():
             node = stage.split(" ", 1)[0]
             times[node] = times.get(node, 0.0) + ms
         return times
 
     def last_stage_times(self) -> List[Tuple[str, float]]:
         """(launch, milliseconds) of every kernel launch of the last run."""
-        return self._network.last_stage_times()
+        backend = self._graph if self._graph is not None else self._network
+        return backend.last_stage_times()
 
     def __repr__(self) -> str:
         return f"xnorcl.Model(inputs={self.inputs}, outputs={self.outputs})"
+
+
+def _packed_words_shape(dims: Tuple[int, ...]) -> Tuple[int, ...]:
+    n, c, h, w = (list(dims) + [1, 1, 1])[:4]
+    return (n, h, w, (c + 31) // 32)
 
 
 def load(path: str, runtime: Optional[Runtime] = None) -> Model:

@@ -185,6 +185,27 @@ def save_vehicle_classifier(path: str, seed: int = 1, batch: int = 1) -> None:
     """Writes the paper's vehicle classifier (input [batch, 3, 96, 96] float32 pixels 0..255, output 4 float
     logits [batch, 4, 1, 1]) with weights drawn from seed, as an .xnn file."""
 
+def network_file_version(path: str) -> int:
+    """The format version of an .xnn file: 1 (a chain of binary layers) or 2 (a graph)."""
+
+def save_model(
+    name: str, path: str, batch: int = 1, size: int = 224, width_divisor: int = 1, seed: int = 1
+) -> None:
+    """Writes a model built in code with seeded weights as an .xnn graph file: "bireal18" (Bi-Real Net-18)
+    or "resnet18" (a binary ResNet-18); input "input" [batch, 3, size, size] float32, output "logits"
+    [batch, 1000]; width_divisor divides every channel count (smaller networks for quick tests)."""
+
+class _Graph:
+    def __init__(self, path: str, runtime: Runtime) -> None: ...
+    @property
+    def inputs(self) -> List[Tuple[str, Tuple[int, ...]]]: ...
+    @property
+    def outputs(self) -> List[Tuple[str, Tuple[int, ...], str]]: ...
+    def run(self, inputs: Dict[str, _FloatArray]) -> Dict[str, npt.NDArray[Any]]: ...
+    def reference(self, inputs: Dict[str, _FloatArray]) -> Dict[str, npt.NDArray[Any]]: ...
+    def plan(self) -> Dict[str, Any]: ...
+    def last_stage_times(self) -> List[Tuple[str, float]]: ...
+
 class _Network:
     def __init__(self, path: str, runtime: Runtime) -> None: ...
     @property

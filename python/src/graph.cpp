@@ -1,0 +1,169 @@
+// xnorcl._Graph: a graph file (.xnn version 2) on a runtime, as xnorcl.Model needs it: inputs and outputs
+// by name, a run over dicts of arrays, the plan and the stage times. Float32 tensors cross as float32
+// arrays of their dims; packed bits as uint32 words [N, H, W, ceil(C/32)].
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "common.hpp"
+
+namespace xnorcl::python {
+
+namespace {
+
+struct LoadedGraph {
+  Runtime runtime;
+  Model model;
+  std::mutex mutex;  // one run at a time, as for layers
+};
+
+void load(LoadedGraph* self, const std::string& path, const Runtime& runtime) {
+  nb::gil_scoped_release release;
+  Graph graph = load_graph(path);
+  new (self) LoadedGraph{runtime, Model(runtime, std::move(graph)), {}};
+}
+
+nb::object tensor_array(Tensor&& t) {
+  if (t.type == ElementType::Bits) {
+    Shape s{1, 1, 1, 1};
+    for (std::size_t i = 0; i < t.dims.size() && i < 4; ++i) s[i] = t.dims[i];
+    return to_numpy(std::move(t.words), packed_words_shape(s));
+  }
+  return to_numpy(std::move(t.values), t.dims);
+}
+
+// Every input by name, each a float32 C-contiguous array of the declared dims.
+std::map<std::string, Tensor> checked_inputs(const Model& model, nb::dict arrays) {
+  std::map<std::string, Tensor> inputs;
+  std::vector<std::string> expected;
+  for (const auto& [name, dims] : model.input_dims()) expected.push_back(name);
+  for (auto item : arrays) {
+    const std::string name = nb::cast<std::string>(item.first);
+    const auto it = std::find(expected.begin(), expected.end(), name);
+    if (it == expected.end()) {
+      std::string list;
+      for (const std::string& e : expected) list += (list.empty() ? "'" : ", '") + e + "'";
+      throw InvalidArgument("inputs: '" + name + "' is no input of the model (it has " + list + ")");
+    }
+  }
+  for (const auto& [name, dims] : model.input_dims()) {
+    if (!arrays.contains(name.c_str())) throw InvalidArgument("inputs: '" + name + "' is not given");
+    const ArrayView v = array_view(arrays[name.c_str()], name.c_str(), {DType::Float32});
+    require_shape(v, dims, name.c_str());
+    Tensor t;
+    t.dims = dims;
+    const float* data = static_cast<const float*>(v.data());
+    t.values.assign(data, data + v.size());
+    inputs[name] = std::move(t);
+  }
+  return inputs;
+}
+
+nb::dict run(LoadedGraph& self, nb::dict arrays) {
+  std::map<std::string, Tensor> inputs = checked_inputs(self.model, arrays);
+  std::map<std::string, Tensor> outputs;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(self.mutex);
+    outputs = self.model.run(inputs);
+  }
+  nb::dict r;
+  for (auto& [name, t] : outputs) r[name.c_str()] = tensor_array(std::move(t));
+  return r;
+}
+
+nb::dict reference(LoadedGraph& self, nb::dict arrays) {
+  std::map<std::string, Tensor> inputs = checked_inputs(self.model, arrays);
+  std::map<std::string, Tensor> all;
+  {
+    nb::gil_scoped_release release;
+    all = reference_graph(self.model.graph(), inputs);
+  }
+  nb::dict r;
+  for (const std::string& name : self.model.graph().outputs)
+    r[name.c_str()] = tensor_array(std::move(all.at(name)));
+  return r;
+}
+
+nb::list infos(const LoadedGraph& self, bool outputs) {
+  nb::list r;
+  if (!outputs) {
+    for (const auto& [name, dims] : self.model.input_dims())
+      r.append(nb::make_tuple(name, nb::tuple(nb::cast(dims))));
+    return r;
+  }
+  for (const auto& [name, info] : self.model.output_infos())
+    r.append(nb::make_tuple(name, nb::tuple(nb::cast(info.dims)), to_string(info.type)));
+  return r;
+}
+
+nb::dict plan(const LoadedGraph& self) {
+  const GraphPlan& p = self.model.plan();
+  nb::list steps;
+  for (const GraphPlan::Step& s : p.steps) {
+    nb::dict d;
+    d["step"] = s.node;
+    d["nodes"] = s.fused;
+    d["description"] = s.description;
+    steps.append(d);
+  }
+  nb::dict r;
+  r["variant"] = to_string(p.variant);
+  r["steps"] = steps;
+  r["activation_bytes"] = p.activation_bytes;
+  r["weight_bytes"] = p.weight_bytes;
+  r["largest_live_pair_bytes"] = p.largest_live_pair_bytes;
+  return r;
+}
+
+nb::list stage_times(LoadedGraph& self) {
+  std::vector<StageTime> times;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(self.mutex);
+    times = self.model.last_stage_times();
+  }
+  nb::list r;
+  for (const StageTime& t : times) r.append(nb::make_tuple(t.kernel, t.milliseconds));
+  return r;
+}
+
+}  // namespace
+
+void bind_graph(nb::module_& m) {
+  nb::class_<LoadedGraph>(m, "_Graph", "A graph file (.xnn version 2) on a runtime (use xnorcl.load).")
+      .def("__init__", &load, nb::arg("path"), nb::arg("runtime"))
+      .def_prop_ro("inputs", [](const LoadedGraph& g) { return infos(g, false); })
+      .def_prop_ro("outputs", [](const LoadedGraph& g) { return infos(g, true); })
+      .def("run", &run, nb::arg("inputs"))
+      .def("reference", &reference, nb::arg("inputs"))
+      .def("plan", &plan)
+      .def("last_stage_times", &stage_times);
+  m.def(
+      "network_file_version", [](const std::string& path) { return network_file_version(path); },
+      nb::arg("path"), "The format version of an .xnn file: 1 (a chain of binary layers) or 2 (a graph).");
+  m.def(
+      "save_model",
+      [](const std::string& name, const std::string& path, std::int64_t batch, std::int64_t size,
+         int width_divisor, std::uint64_t seed) {
+        nb::gil_scoped_release release;
+        ModelOptions o;
+        o.batch = batch;
+        o.height = o.width = size;
+        o.width_divisor = width_divisor;
+        o.seed = seed;
+        if (name == "bireal18")
+          save_graph(bireal18(o), path);
+        else if (name == "resnet18")
+          save_graph(resnet18_binary(o), path);
+        else
+          throw InvalidArgument("save_model: unknown model '" + name + "' (bireal18, resnet18)");
+      },
+      nb::arg("name"), nb::arg("path"), nb::arg("batch") = 1, nb::arg("size") = 224,
+      nb::arg("width_divisor") = 1, nb::arg("seed") = 1,
+      "Writes a model built in code with seeded weights (bireal18: Bi-Real Net-18; resnet18: a binary "
+      "ResNet-18) as an .xnn graph file; input [batch, 3, size, size], 1000 logits; width_divisor divides "
+      "every channel count (smaller networks for quick tests).");
+}
+
+}  // namespace xnorcl::python

@@ -1,0 +1,55 @@
+"""Graph files (.xnn version 2) through xnorcl.load: reduced Bi-Real Net-18 and binary ResNet-18 built in
+code, run on both variants against the host reference graph; the plan shows the fused steps; inputs and
+outputs go by name; wrong inputs are refused."""
+
+import numpy as np
+import pytest
+
+import xnorcl
+
+
+@pytest.fixture(scope="module", params=["bireal18", "resnet18"])
+def model_path(request, tmp_path_factory):
+    path = tmp_path_factory.mktemp("graphs") / f"{request.param}.xnn"
+    xnorcl.save_model(request.param, str(path), batch=2, size=32, width_divisor=8, seed=5)
+    return path
+
+
+def test_graph_runs_as_its_reference(runtime, model_path):
+    assert xnorcl.network_file_version(str(model_path)) == 2
+    model = xnorcl.load(str(model_path), runtime=runtime)
+    assert model.inputs == [("input", (2, 3, 32, 32))]
+    assert model.outputs == [("logits", (2, 1000))]
+    x = np.random.default_rng(1).uniform(-1, 1, size=(2, 3, 32, 32)).astype(np.float32)
+    y = model.run(x)
+    assert y.dtype == np.float32 and y.shape == (2, 1000)
+    want = model.reference(x)
+    assert np.max(np.abs(y - want)) <= 1e-4 * np.max(np.abs(want))
+    assert (np.argmax(y, axis=1) == np.argmax(want, axis=1)).all()
+    both = model.run({"input": x})
+    assert list(both) == ["logits"] and both["logits"].tobytes() == y.tobytes()  # the same bits every run
+
+
+def test_plan_shows_fused_steps_and_memory(runtime, model_path):
+    model = xnorcl.load(str(model_path), runtime=runtime)
+    plan = model.plan()
+    assert plan["variant"] == runtime.variant
+    # Every binary convolution absorbs its batch-norm (and the residual Add or the next sign).
+    fused = [s for s in plan["steps"] if s["nodes"][0].endswith((".conv1", ".conv2", ".conv3", ".conv4")) or
+             ".conv" in s["nodes"][0] and len(s["nodes"]) > 1]
+    assert fused and all(len(s["nodes"]) >= 3 for s in fused if "down" not in s["nodes"][0])
+    assert plan["activation_bytes"] > 0 and plan["weight_bytes"] > 0
+    model.run(np.zeros((2, 3, 32, 32), np.float32))
+    times = model.last_node_times()
+    assert set(times) <= {s["step"] for s in plan["steps"]}
+    assert all(ms >= 0 for ms in times.values())
+
+
+def test_graph_inputs_are_checked(runtime, model_path):
+    model = xnorcl.load(str(model_path), runtime=runtime)
+    with pytest.raises(xnorcl.InvalidArgument, match=r"'image' is no input of the model \(it has 'input'\)"):
+        model.run({"image": np.zeros((2, 3, 32, 32), np.float32)})
+    with pytest.raises(xnorcl.InvalidArgument, match="input"):
+        model.run(np.zeros((2, 3, 32, 31), np.float32))
+    with pytest.raises(xnorcl.InvalidArgument, match="float32"):
+        model.run(np.zeros((2, 3, 32, 32), np.float64))
