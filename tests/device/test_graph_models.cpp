@@ -1,0 +1,94 @@
+// Bi-Real Net-18 and the binary ResNet-18 (reduced: 32x32 inputs, channels / 8, batch 2) on both variants.
+// Each step is checked against the host reference computed from the device's own inputs of that step
+// (bits bitwise, floats within 1e-5 of the max-norm), so a rounding difference upstream never hides or fakes
+// a fault downstream; then the logits end to end (1e-4, same top-1) and the fusions the plan must contain.
+#include <catch2/catch.hpp>
+
+#include "device_support.hpp"
+#include "graph_case.hpp"
+
+namespace xnorcl::test {
+namespace {
+
+void check_steps(const Graph& g, Model& model, const std::map<std::string, Tensor>& inputs) {
+  std::map<std::string, Tensor> device = model.run_trace(inputs);
+  for (const auto& [name, t] : inputs) device[name] = t;
+  std::map<std::string, const Node*> by_name;
+  for (const Node& n : g.nodes) by_name[n.name] = &n;
+  for (const GraphPlan::Step& step : model.plan().steps) {
+    std::map<std::string, Tensor> tensors = device;  // the device's inputs of this step
+    const Node* last = nullptr;
+    for (const std::string& name : step.fused) {
+      last = by_name.at(name);
+      std::vector<Tensor> out = reference_node(g, *last, tensors);
+      tensors[last->outputs[0]] = std::move(out[0]);
+    }
+    const std::string& out = last->outputs[0];
+    INFO("step " << step.node << ", tensor " << out);
+    REQUIRE(device.count(out) == 1);
+    CHECK(compare_tensors(device.at(out), tensors.at(out), false, 1e-5) == "");
+  }
+}
+
+void check_model(Variant variant, const Graph& g) {
+  Runtime& rt = runtime_for(variant);
+  Model model(rt, g);
+  CHECK(model.plan().variant == variant);
+  int convolution_steps = 0;
+  for (const GraphPlan::Step& s : model.plan().steps) {
+    const Node* head = nullptr;
+    for (const Node& n : g.nodes)
+      if (n.name == s.fused[0]) head = &n;
+    if (head->op != "BinaryConvolution") continue;
+    ++convolution_steps;
+    INFO("step " << s.node);
+    CHECK(s.fused.size() == 4);  // conv + batch-norm (2) + the residual Add or the next sign
+  }
+  CHECK(convolution_steps == 16);
+  std::mt19937 rng(3);
+  const std::map<std::string, Tensor> inputs{{"input", random_input({2, 3, 32, 32}, rng)}};
+  check_steps(g, model, inputs);
+  const Tensor want = reference_graph(g, inputs).at("logits");
+  const Tensor got = model.run(inputs).at("logits");
+  CHECK(compare_tensors(got, want, false, 1e-4) == "");
+  for (std::size_t n = 0; n < 2; ++n) {
+    const auto top = [&](const Tensor& t) {
+      return std::max_element(t.values.begin() + n * 1000, t.values.begin() + (n + 1) * 1000) -
+             t.values.begin();
+    };
+    CHECK(top(got) == top(want));
+  }
+  // The thresholds cut the activations: every packed tensor holds between 20% and 80% ones.
+  for (const auto& [name, t] : model.run_trace(inputs)) {
+    if (t.type != ElementType::Bits) continue;
+    INFO(name);
+    CHECK(t.ones_fraction() > 0.2);
+    CHECK(t.ones_fraction() < 0.8);
+  }
+}
+
+ModelOptions reduced() {
+  ModelOptions o;
+  o.batch = 2;
+  o.height = o.width = 32;
+  o.width_divisor = 8;
+  o.calibration_size = 32;
+  o.seed = 9;
+  return o;
+}
+
+TEST_CASE("graph models: Bi-Real Net-18, reduced (local)", "[local]") {
+  check_model(Variant::Local, bireal18(reduced()));
+}
+TEST_CASE("graph models: Bi-Real Net-18, reduced (global)", "[global]") {
+  check_model(Variant::Global, bireal18(reduced()));
+}
+TEST_CASE("graph models: binary ResNet-18, reduced (local)", "[local]") {
+  check_model(Variant::Local, resnet18_binary(reduced()));
+}
+TEST_CASE("graph models: binary ResNet-18, reduced (global)", "[global]") {
+  check_model(Variant::Global, resnet18_binary(reduced()));
+}
+
+}  // namespace
+}  // namespace xnorcl::test
