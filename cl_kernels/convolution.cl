@@ -1,0 +1,107 @@
+// Float convolution (Convolution-1, and GroupConvolution-1 other than depthwise), direct: no patch matrix.
+//
+// Each work-item computes an 8 x 8 tile: 8 output channels of one group (OB) x 8 consecutive output columns
+// of one row (one float8). Per tap it reads 8 input values (one row segment, a vector load where the segment
+// lies inside the row) and the 8 channels' weights (one vector load: the host stores the weights as
+// [G][ceil(Og/8)][Cg][KH][KW][8], zero-filled past Og), and does 8 vector FMAs: each input value is used for
+// 8 channels and each weight for 8 columns from registers.
+//
+// x [N][G*Cg][H][W], y [N][G*Og][OH][OW]. A 1x1 convolution with stride 1 and no padding comes as one row
+// (H = OH = 1, W = OW = H*W), so its tiles run along the whole plane.
+// Work-item index: column block fastest, then output row, output channel block (of all groups), image.
+// Epilogue: y = fma(acc, scale[o], bias[o]) (a fused Multiply / Add by a per-channel constant; scale 1 and
+// bias 0 where absent), then max(y, 0) with relu (y > 0 ? y : 0, so NaN -> 0 as OpenVINO's Relu).
+
+#ifndef WG_SIZE
+#define WG_SIZE 64
+#endif
+
+// row[iw0 + i*step] for i = 0..7, 0 outside [0, W).
+inline float8 row8(__global const float* restrict row, const int iw0, const int step, const int W) {
+  if (iw0 >= 0 && iw0 + 8 * step <= W) {
+    if (step == 1) return vload8(0, row + iw0);
+    if (step == 2) return vload16(0, row + iw0).even;
+    float v[8];
+    for (int i = 0; i < 8; ++i) v[i] = row[iw0 + i * step];
+    return vload8(0, v);
+  }
+  float v[8];
+  for (int i = 0; i < 8; ++i) {
+    const int iw = iw0 + i * step;
+    v[i] = iw >= 0 && iw < W ? row[iw] : 0.0f;
+  }
+  return vload8(0, v);
+}
+
+// Epilogue of one channel's 8 columns, stored where they fall inside the row.
+inline void store8(__global float* restrict y_row, float8 v, const int ow0, const int OW, const float scale,
+                   const float bias, const int relu) {
+  v = fma(v, (float8)(scale), (float8)(bias));
+  if (relu) v = select((float8)(0.0f), v, v > (float8)(0.0f));
+  if (ow0 + 8 <= OW) {
+    vstore8(v, 0, y_row + ow0);
+  } else {
+    float t[8];
+    vstore8(v, 0, t);
+    for (int i = 0; ow0 + i < OW; ++i) y_row[ow0 + i] = t[i];
+  }
+}
+
+#define TAP(j) a##j = fma((float8)(wv.s##j), xv, a##j)
+#define STORE(j)                                                                                          \
+  if (oi + j < Og) store8(y + ((long)(n * O + o0 + j) * OH + oh) * OW, a##j, ow0, OW, scale[o0 + j],   \
+                          bias[o0 + j], relu)
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
+    __global const float* restrict x, __global const float* restrict w, __global const float* restrict scale,
+    __global const float* restrict bias, __global float* restrict y, const int Cg, const int H, const int W,
+    const int Og, const int OH, const int OW, const int KH, const int KW, const int SH, const int SW,
+    const int DH, const int DW, const int PH, const int PW, const int groups, const int group_blocks,
+    const int col_blocks, const int total, const int relu) {
+  const int idx = (int)get_global_id(0);
+  if (idx >= total) return;
+  const int col = idx % col_blocks;
+  const int oh = idx / col_blocks % OH;
+  const int cb = idx / col_blocks / OH % (groups * group_blocks);
+  const int n = idx / col_blocks / OH / (groups * group_blocks);
+  const int g = cb / group_blocks;
+  const int oi = cb % group_blocks * 8;  // first channel within the group
+  const int O = groups * Og;
+  const int o0 = g * Og + oi;
+  const int ow0 = col * 8;
+  const int ih0 = oh * SH - PH;
+  const int iw0 = ow0 * SW - PW;
+  __global const float* xg = x + (long)(n * groups + g) * Cg * H * W;
+  __global const float* wb = w + (long)cb * Cg * KH * KW * 8;
+
+  float8 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f, a6 = 0.0f, a7 = 0.0f;
+  for (int c = 0; c < Cg; ++c) {
+    __global const float* xc = xg + (long)c * H * W;
+    __global const float* wc = wb + c * KH * KW * 8;
+    for (int kh = 0; kh < KH; ++kh) {
+      const int ih = ih0 + kh * DH;
+      if (ih < 0 || ih >= H) continue;
+      __global const float* xr = xc + (long)ih * W;
+      for (int kw = 0; kw < KW; ++kw) {
+        const float8 xv = row8(xr, iw0 + kw * DW, SW, W);
+        const float8 wv = vload8(0, wc + (kh * KW + kw) * 8);
+        TAP(0);
+        TAP(1);
+        TAP(2);
+        TAP(3);
+        TAP(4);
+        TAP(5);
+        TAP(6);
+        TAP(7);
+      }
+    }
+  }
+  STORE(0);
+  STORE(1);
+  STORE(2);
+  STORE(3);
+  STORE(4);
+  STORE(5);
+  STORE(6);
+  STORE(7);
+}

@@ -1,0 +1,63 @@
+// Depthwise convolution (GroupConvolution-1 with one input and one output channel per group): each
+// work-item computes 8 consecutive output columns (one float8) of one row of one channel, reading each tap's
+// 8 input values as one vector where they lie inside the row. Other groupings run convolution.cl's kernel.
+//
+// x [N][C][H][W], w [C][KH][KW], y [N][C][OH][OW]. Work-item index: column block fastest, then output row,
+// channel, image. Epilogue as convolution.cl: y = fma(acc, scale[c], bias[c]), then relu (y > 0 ? y : 0).
+
+#ifndef WG_SIZE
+#define WG_SIZE 64
+#endif
+
+// row[iw0 + i*step] for i = 0..7, 0 outside [0, W).
+inline float8 row8(__global const float* restrict row, const int iw0, const int step, const int W) {
+  if (iw0 >= 0 && iw0 + 8 * step <= W) {
+    if (step == 1) return vload8(0, row + iw0);
+    if (step == 2) return vload16(0, row + iw0).even;
+    float v[8];
+    for (int i = 0; i < 8; ++i) v[i] = row[iw0 + i * step];
+    return vload8(0, v);
+  }
+  float v[8];
+  for (int i = 0; i < 8; ++i) {
+    const int iw = iw0 + i * step;
+    v[i] = iw >= 0 && iw < W ? row[iw] : 0.0f;
+  }
+  return vload8(0, v);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void depthwise_convolution(
+    __global const float* restrict x, __global const float* restrict w, __global const float* restrict scale,
+    __global const float* restrict bias, __global float* restrict y, const int C, const int H, const int W,
+    const int OH, const int OW, const int KH, const int KW, const int SH, const int SW, const int DH,
+    const int DW, const int PH, const int PW, const int col_blocks, const int total, const int relu) {
+  const int idx = (int)get_global_id(0);
+  if (idx >= total) return;
+  const int col = idx % col_blocks;
+  const int oh = idx / col_blocks % OH;
+  const int nc = idx / col_blocks / OH;  // n * C + c
+  const int c = nc % C;
+  const int ow0 = col * 8;
+  const int ih0 = oh * SH - PH;
+  const int iw0 = ow0 * SW - PW;
+  __global const float* xc = x + (long)nc * H * W;
+  __global const float* wc = w + c * KH * KW;
+
+  float8 acc = 0.0f;
+  for (int kh = 0; kh < KH; ++kh) {
+    const int ih = ih0 + kh * DH;
+    if (ih < 0 || ih >= H) continue;
+    __global const float* xr = xc + (long)ih * W;
+    for (int kw = 0; kw < KW; ++kw) acc = fma((float8)(wc[kh * KW + kw]), row8(xr, iw0 + kw * DW, SW, W), acc);
+  }
+  float8 v = fma(acc, (float8)(scale[c]), (float8)(bias[c]));
+  if (relu) v = select((float8)(0.0f), v, v > (float8)(0.0f));
+  __global float* yr = y + ((long)nc * OH + oh) * OW;
+  if (ow0 + 8 <= OW) {
+    vstore8(v, 0, yr + ow0);
+  } else {
+    float t[8];
+    vstore8(v, 0, t);
+    for (int i = 0; ow0 + i < OW; ++i) yr[ow0 + i] = t[i];
+  }
+}
