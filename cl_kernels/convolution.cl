@@ -16,21 +16,18 @@
 #define WG_SIZE 64
 #endif
 
-// row[iw0 + i*step] for i = 0..7, 0 outside [0, W).
+// row[iw0 + i*step] for i = 0..7, 0 outside [0, W). Built from scalars, not through a private array, so that
+// it stays in registers.
+#define ROW_AT(i) row[iw0 + (i) * step]
+#define ROW_OR_0(i) ((uint)(iw0 + (i) * step) < (uint)W ? ROW_AT(i) : 0.0f)
 inline float8 row8(__global const float* restrict row, const int iw0, const int step, const int W) {
   if (iw0 >= 0 && iw0 + 8 * step <= W) {
     if (step == 1) return vload8(0, row + iw0);
     if (step == 2) return vload16(0, row + iw0).even;
-    float v[8];
-    for (int i = 0; i < 8; ++i) v[i] = row[iw0 + i * step];
-    return vload8(0, v);
+    return (float8)(ROW_AT(0), ROW_AT(1), ROW_AT(2), ROW_AT(3), ROW_AT(4), ROW_AT(5), ROW_AT(6), ROW_AT(7));
   }
-  float v[8];
-  for (int i = 0; i < 8; ++i) {
-    const int iw = iw0 + i * step;
-    v[i] = iw >= 0 && iw < W ? row[iw] : 0.0f;
-  }
-  return vload8(0, v);
+  return (float8)(ROW_OR_0(0), ROW_OR_0(1), ROW_OR_0(2), ROW_OR_0(3), ROW_OR_0(4), ROW_OR_0(5), ROW_OR_0(6),
+                  ROW_OR_0(7));
 }
 
 // Epilogue of one channel's 8 columns, stored where they fall inside the row.
