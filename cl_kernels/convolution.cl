@@ -6,8 +6,9 @@
 // [G][ceil(Og/8)][Cg][KH][KW][8], zero-filled past Og), and does 8 vector FMAs: each input value is used for
 // 8 channels and each weight for 8 columns from registers.
 //
-// x [N][G*Cg][H][W], y [N][G*Og][OH][OW]. A 1x1 convolution with stride 1 and no padding comes as one row
-// (H = OH = 1, W = OW = H*W), so its tiles run along the whole plane.
+// x [N][G*Cg][H][W], y [N][G*Og][OH][OW]. A 1x1 convolution with stride 1 and no padding runs
+// convolution_1x1: the same tiles along the whole plane (P = H*W pixels), without the window's loops and
+// bounds checks.
 // Work-item index: column block fastest, then output row, output channel block (of all groups), image.
 // Epilogue: y = fma(acc, scale[o], bias[o]) (a fused Multiply / Add by a per-channel constant; scale 1 and
 // bias 0 where absent), then max(y, 0) with relu (y > 0 ? y : 0, so NaN -> 0 as OpenVINO's Relu).
@@ -45,6 +46,20 @@ inline void store8(__global float* restrict y_row, float8 v, const int ow0, cons
 }
 
 #define TAP(j) a##j = fma((float8)(wv.s##j), xv, a##j)
+// The taps of one kernel row: LOAD reads the 8 input values of tap kw.
+#define TAPS_OF_ROW(LOAD)                          \
+  for (int kw = 0; kw < KW; ++kw) {                \
+    const float8 xv = LOAD;                        \
+    const float8 wv = vload8(0, wr + kw * 8);      \
+    TAP(0);                                        \
+    TAP(1);                                        \
+    TAP(2);                                        \
+    TAP(3);                                        \
+    TAP(4);                                        \
+    TAP(5);                                        \
+    TAP(6);                                        \
+    TAP(7);                                        \
+  }
 #define STORE(j)                                                                                          \
   if (oi + j < Og) store8(y + ((long)(n * O + o0 + j) * OH + oh) * OW, a##j, ow0, OW, scale[o0 + j],   \
                           bias[o0 + j], relu)
@@ -72,6 +87,10 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
   __global const float* wb = w + (long)cb * Cg * KH * KW * 8;
 
   float8 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f, a6 = 0.0f, a7 = 0.0f;
+  // Whether a row's taps all lie inside the row is known before its loop: the common case then loads
+  // without checks.
+  const int inside_end = iw0 + (KW - 1) * DW + 8 * SW;
+  const int inside = iw0 >= 0 && inside_end <= W ? SW : 0;  // 1, 2, other strides; 0: at an edge
   for (int c = 0; c < Cg; ++c) {
     __global const float* xc = xg + (long)c * H * W;
     __global const float* wc = wb + c * KH * KW * 8;
@@ -79,20 +98,67 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
       const int ih = ih0 + kh * DH;
       if (ih < 0 || ih >= H) continue;
       __global const float* xr = xc + (long)ih * W;
-      for (int kw = 0; kw < KW; ++kw) {
-        const float8 xv = row8(xr, iw0 + kw * DW, SW, W);
-        const float8 wv = vload8(0, wc + (kh * KW + kw) * 8);
-        TAP(0);
-        TAP(1);
-        TAP(2);
-        TAP(3);
-        TAP(4);
-        TAP(5);
-        TAP(6);
-        TAP(7);
+      __global const float* wr = wc + kh * KW * 8;
+      if (inside == 1) {
+        TAPS_OF_ROW(vload8(0, xr + iw0 + kw * DW))
+      } else if (inside == 2) {
+        TAPS_OF_ROW(vload16(0, xr + iw0 + kw * DW).even)
+      } else {
+        TAPS_OF_ROW(row8(xr, iw0 + kw * DW, SW, W))
       }
     }
   }
+  STORE(0);
+  STORE(1);
+  STORE(2);
+  STORE(3);
+  STORE(4);
+  STORE(5);
+  STORE(6);
+  STORE(7);
+}
+
+// Channels c0 .. Cg-1 of a pointwise tile: LOAD(xc) reads the tile's 8 pixels of one input channel.
+#define POINTWISE_LOOP(LOAD)                                 \
+  for (int c = 0; c < Cg; ++c) {                             \
+    const float8 xv = LOAD(xg + (long)c * P);                \
+    const float8 wv = vload8(0, wb + c * 8);                 \
+    TAP(0);                                                  \
+    TAP(1);                                                  \
+    TAP(2);                                                  \
+    TAP(3);                                                  \
+    TAP(4);                                                  \
+    TAP(5);                                                  \
+    TAP(6);                                                  \
+    TAP(7);                                                  \
+  }
+#define WHOLE_TILE(xc) vload8(0, (xc) + p0)
+#define PART_TILE(xc) row8((xc), p0, 1, P)
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1x1(
+    __global const float* restrict x, __global const float* restrict w, __global const float* restrict scale,
+    __global const float* restrict bias, __global float* restrict y, const int Cg, const int P, const int Og,
+    const int groups, const int group_blocks, const int col_blocks, const int total, const int relu) {
+  const int idx = (int)get_global_id(0);
+  if (idx >= total) return;
+  const int col = idx % col_blocks;
+  const int cb = idx / col_blocks % (groups * group_blocks);
+  const int n = idx / col_blocks / (groups * group_blocks);
+  const int g = cb / group_blocks;
+  const int oi = cb % group_blocks * 8;
+  const int O = groups * Og;
+  const int o0 = g * Og + oi;
+  const int p0 = col * 8;
+  __global const float* xg = x + (long)(n * groups + g) * Cg * P;
+  __global const float* wb = w + (long)cb * Cg * 8;
+
+  float8 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f, a6 = 0.0f, a7 = 0.0f;
+  if (p0 + 8 <= P) {
+    POINTWISE_LOOP(WHOLE_TILE)
+  } else {
+    POINTWISE_LOOP(PART_TILE)
+  }
+  const int oh = 0, OH = 1, ow0 = p0, OW = P;
   STORE(0);
   STORE(1);
   STORE(2);

@@ -40,12 +40,21 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void depthwise_con
   __global const float* xc = x + (long)nc * H * W;
   __global const float* wc = w + c * KH * KW;
 
+  // As convolution.cl: rows whose taps all lie inside load without checks.
+  const int inside = iw0 >= 0 && iw0 + (KW - 1) * DW + 8 * SW <= W ? SW : 0;
   float8 acc = 0.0f;
   for (int kh = 0; kh < KH; ++kh) {
     const int ih = ih0 + kh * DH;
     if (ih < 0 || ih >= H) continue;
     __global const float* xr = xc + (long)ih * W;
-    for (int kw = 0; kw < KW; ++kw) acc = fma((float8)(wc[kh * KW + kw]), row8(xr, iw0 + kw * DW, SW, W), acc);
+    __global const float* wr = wc + kh * KW;
+    if (inside == 1) {
+      for (int kw = 0; kw < KW; ++kw) acc = fma((float8)(wr[kw]), vload8(0, xr + iw0 + kw * DW), acc);
+    } else if (inside == 2) {
+      for (int kw = 0; kw < KW; ++kw) acc = fma((float8)(wr[kw]), vload16(0, xr + iw0 + kw * DW).even, acc);
+    } else {
+      for (int kw = 0; kw < KW; ++kw) acc = fma((float8)(wr[kw]), row8(xr, iw0 + kw * DW, SW, W), acc);
+    }
   }
   float8 v = fma(acc, (float8)(scale[c]), (float8)(bias[c]));
   if (relu) v = select((float8)(0.0f), v, v > (float8)(0.0f));

@@ -26,40 +26,28 @@ FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::A
       packed[static_cast<std::size_t>((block * Cg * taps + ct) * 8 + lane)] =
           w[static_cast<std::size_t>(o * Cg * taps + ct)];
   }
-  std::int64_t H = g.input[2], W = g.input[3], OH = g.output[2], OW = g.output[3];
+  const std::int64_t H = g.input[2], W = g.input[3], OH = g.output[2], OW = g.output[3];
   const bool pointwise = taps == 1 && a.strides[0] == 1 && a.strides[1] == 1 && g.pads_begin[0] == 0 &&
                          g.pads_begin[1] == 0 && g.pads_end[0] == 0 && g.pads_end[1] == 0;
-  if (pointwise) {  // the plane as one row: tiles of 8 pixels run across row ends
-    W *= H;
-    OW *= OH;
-    H = OH = 1;
-  }
-  const std::int64_t col_blocks = (OW + 7) / 8;
   FloatLaunch l;
   l.file = "convolution.cl";
-  l.kernel = "convolution";
   l.weights = std::move(packed);
-  l.total = static_cast<std::size_t>(g.output[0] * groups * group_blocks * OH * col_blocks);
-  l.params = {static_cast<std::int32_t>(Cg),
-              static_cast<std::int32_t>(H),
-              static_cast<std::int32_t>(W),
-              static_cast<std::int32_t>(Og),
-              static_cast<std::int32_t>(OH),
-              static_cast<std::int32_t>(OW),
-              static_cast<std::int32_t>(g.filter[2]),
-              static_cast<std::int32_t>(g.filter[3]),
-              a.strides[0],
-              a.strides[1],
-              a.dilations[0],
-              a.dilations[1],
-              g.pads_begin[0],
-              g.pads_begin[1],
-              static_cast<std::int32_t>(groups),
-              static_cast<std::int32_t>(group_blocks),
-              static_cast<std::int32_t>(col_blocks),
-              static_cast<std::int32_t>(l.total)};
-  l.description = "convolution 8x8 tiles" + std::string(pointwise ? " (1x1 over the plane)" : "") + " -> " +
-                  xnorcl::to_string(g.output);
+  const auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  if (pointwise) {  // tiles of 8 pixels along the whole plane, across row ends
+    const std::int64_t col_blocks = (H * W + 7) / 8;
+    l.kernel = "convolution_1x1";
+    l.total = static_cast<std::size_t>(g.output[0] * groups * group_blocks * col_blocks);
+    l.params = {i32(Cg), i32(H * W), i32(Og), i32(groups), i32(group_blocks), i32(col_blocks), i32(l.total)};
+  } else {
+    const std::int64_t col_blocks = (OW + 7) / 8;
+    l.kernel = "convolution";
+    l.total = static_cast<std::size_t>(g.output[0] * groups * group_blocks * OH * col_blocks);
+    l.params = {i32(Cg),           i32(H),           i32(W),           i32(Og),         i32(OH),
+                i32(OW),           i32(g.filter[2]), i32(g.filter[3]), a.strides[0],    a.strides[1],
+                a.dilations[0],    a.dilations[1],   g.pads_begin[0],  g.pads_begin[1], i32(groups),
+                i32(group_blocks), i32(col_blocks),  i32(l.total)};
+  }
+  l.description = std::string(l.kernel) + " 8x8 tiles -> " + xnorcl::to_string(g.output);
   return l;
 }
 

@@ -132,12 +132,18 @@ void network_shapes(Variant variant) {
   const Case pointwise = conv("Convolution", {2, 40, 7, 9}, {33, 40, 1, 1}, {});
   check_case(rt, pointwise);
   CHECK_THAT(Model(rt, pointwise.graph).plan().steps[0].description,
-             Catch::Matchers::Contains("1x1 over the plane"));
+             Catch::Matchers::Contains("convolution_1x1"));
   check_case(rt, conv("Convolution", {1, 24, 14, 14}, {48, 24, 1, 1}, {{"strides", V{2, 2}}}));
   const Attributes dw_s2 = {{"strides", V{2, 2}}, {"pads_begin", V{1, 1}}, {"pads_end", V{1, 1}}};
   const Case depthwise = conv("GroupConvolution", {2, 37, 15, 16}, {37, 1, 1, 3, 3}, dw_s2);
   check_case(rt, depthwise);
   CHECK_THAT(Model(rt, depthwise.graph).plan().steps[0].description, Catch::Matchers::Contains("depthwise"));
+  // Wide rows: tiles whose taps all lie inside the row (unit and double strides) beside edge tiles.
+  for (const std::int64_t s : {1, 2}) {
+    const Attributes a = {{"strides", V{s, s}}, {"pads_begin", V{1, 2}}, {"pads_end", V{1, 2}}};
+    check_case(rt, conv("GroupConvolution", {1, 8, 9, 61}, {8, 1, 1, 3, 5}, a));
+    check_case(rt, conv("Convolution", {1, 5, 9, 61}, {11, 5, 3, 5}, a));
+  }
   check_case(rt, matmul_case(rng, 1, 512, 1000, false));
   check_case(rt, matmul_case(rng, 3, 512, 1000, true));
 }
