@@ -92,7 +92,7 @@ class ConvolutionOp final : public Op {
       throw InvalidArgument(v.where() + ": data batch channel count (" + std::to_string(x.dims[1]) +
                             ") does not match filter input channel count (" + std::to_string(w.dims[1]) +
                             ") (input " + to_string(x.dims) + ", weights " + to_string(w.dims) + ")");
-    return conv_geometry(v, shape4(x.dims), shape4(w.dims));
+    return conv_geometry(v, shape4(x.dims), shape4(w.dims), 1);
   }
 };
 

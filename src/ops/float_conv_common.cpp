@@ -1,6 +1,7 @@
 #include "ops/float_conv_common.hpp"
 
 #include <algorithm>
+#include <climits>
 
 #include "ops/layer_common.hpp"
 #include "ops/pool_attributes.hpp"
@@ -18,12 +19,28 @@ BinaryConvolution::Attributes conv_attributes(const NodeView& v) {
   return a;
 }
 
-ConvGeometry conv_geometry(const NodeView& v, const Shape& group_input, const Shape& filter) {
+void check_indexable(const NodeView& v, std::int64_t count, const std::string& what) {
+  if (count > INT_MAX)
+    throw InvalidArgument(v.where() + ": " + what + " holds " + std::to_string(count) +
+                          " elements, more than " + std::to_string(INT_MAX) +
+                          " (the kernels index with int)");
+}
+
+ConvGeometry conv_geometry(const NodeView& v, const Shape& group_input, const Shape& filter,
+                           std::int64_t groups) {
+  ConvGeometry g;
   try {
-    return BinaryConvolution::validate(conv_attributes(v), group_input, filter);
+    g = BinaryConvolution::validate(conv_attributes(v), group_input, filter);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(v.where() + ": " + e.what());
   }
+  // Both products fit int64: validate checked the output's, and the filter is a constant (below 2^31).
+  check_indexable(v, g.output[0] * g.output[1] * g.output[2] * g.output[3],
+                  "the output " + to_string(Dims(g.output.begin(), g.output.end())));
+  const std::int64_t tiles = groups * ((filter[0] / groups + 7) / 8);
+  check_indexable(v, tiles * 8 * filter[1] * filter[2] * filter[3],
+                  "the weights in tiles of 8 output channels per group");
+  return g;
 }
 
 std::vector<float> reference_convolution(const std::vector<float>& x, const std::vector<float>& w,

@@ -16,8 +16,12 @@ namespace xnorcl::ops {
 // strides, pads_begin, pads_end, dilations (defaults 1,1 / 0,0 / 0,0 / 1,1) and auto_pad of a node.
 BinaryConvolution::Attributes conv_attributes(const NodeView& node);
 // The resolved geometry of one group: input [N, C/G, H, W] and filter [O, C/G, KH, KW] (O all output
-// channels). Refusals are BinaryConvolution::validate's, prefixed with the node.
-ConvGeometry conv_geometry(const NodeView& node, const Shape& group_input, const Shape& filter);
+// channels). Refusals are BinaryConvolution::validate's, prefixed with the node, and an output or a tiled
+// weight array of more elements than the kernels index (2^31 - 1).
+ConvGeometry conv_geometry(const NodeView& node, const Shape& group_input, const Shape& filter,
+                           std::int64_t groups);
+// Refuses `count` elements of `what` above 2^31 - 1 (the kernels index with int).
+void check_indexable(const NodeView& node, std::int64_t count, const std::string& what);
 
 // Host reference of a grouped convolution in double, rounded once per output: x [N, G*Cg, H, W], w
 // [O, Cg, KH, KW] with O = G*Og; output o reads the Cg input channels of its group o / Og.

@@ -91,7 +91,8 @@ class GroupConvolutionOp final : public Op {
                             ") or input channels (" + std::to_string(gr.Cg) + "): groups * C/G must be " +
                             std::to_string(x[1]) + " (input " + to_string(x) +
                             ", weights [G, O/G, C/G, KH, KW] " + to_string(w) + ")");
-    gr.g = conv_geometry(v, Shape{x[0], gr.Cg, x[2], x[3]}, Shape{gr.groups * gr.Og, gr.Cg, w[3], w[4]});
+    gr.g = conv_geometry(v, Shape{x[0], gr.Cg, x[2], x[3]}, Shape{gr.groups * gr.Og, gr.Cg, w[3], w[4]},
+                         gr.groups);
     return gr;
   }
 };

@@ -51,6 +51,8 @@ Product product_of(const NodeView& v) {
                           " has K = " + std::to_string(p.K) + ", the weights " + to_string(w) + " have " +
                           std::to_string(wk) + " at axis " +
                           (p.transpose_b ? "1 (transpose_b true: [M, K])" : "0 ([K, M])"));
+  check_indexable(v, p.N * p.M, "the output " + to_string(Dims{p.N, p.M}));
+  check_indexable(v, p.K * ((p.M + 7) / 8 * 8), "the weights in tiles of 8 columns");
   return p;
 }
 

@@ -165,6 +165,13 @@ TEST_CASE("Convolution refusals name the node, op and values", "[float_conv]") {
                 {"(Convolution)", "strides must hold 2 values", "3"});
 }
 
+TEST_CASE("float convolution family: outputs beyond int indexing are refused", "[float_conv]") {
+  check_refused(conv_graph("Convolution", {1, 1, 40000, 40000}, {2, 1, 1, 1}),
+                {"(Convolution)", "the output [1, 2, 40000, 40000] holds 3200000000 elements"});
+  check_refused(conv_graph("MatMul", {50000, 1}, {1, 50000}),
+                {"(MatMul)", "the output [50000, 50000] holds 2500000000 elements"});
+}
+
 TEST_CASE("GroupConvolution refusals name the node, op and values", "[float_conv]") {
   // 6 input channels, weights for 4 groups of 2: C is not G * C/G.
   check_refused(conv_graph("GroupConvolution", {1, 6, 8, 8}, {4, 1, 2, 3, 3}),
