@@ -72,12 +72,16 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
     const int col_blocks, const int total, const int relu) {
   const int idx = (int)get_global_id(0);
   if (idx >= total) return;
-  const int col = idx % col_blocks;
-  const int oh = idx / col_blocks % OH;
-  const int cb = idx / col_blocks / OH % (groups * group_blocks);
-  const int n = idx / col_blocks / OH / (groups * group_blocks);
+  // Quotients and remainders written out (r = a - q*b): LLVM's div/rem pairing emits `freeze`, which
+  // Oclgrind 21.10's uninitialized-value checker cannot execute.
+  const int rows = idx / col_blocks;
+  const int col = idx - rows * col_blocks;
+  const int planes = rows / OH;  // n * groups * group_blocks + cb
+  const int oh = rows - planes * OH;
+  const int n = planes / (groups * group_blocks);
+  const int cb = planes - n * (groups * group_blocks);
   const int g = cb / group_blocks;
-  const int oi = cb % group_blocks * 8;  // first channel within the group
+  const int oi = (cb - g * group_blocks) * 8;  // first channel within the group
   const int O = groups * Og;
   const int o0 = g * Og + oi;
   const int ow0 = col * 8;
@@ -141,11 +145,12 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1
     const int groups, const int group_blocks, const int col_blocks, const int total, const int relu) {
   const int idx = (int)get_global_id(0);
   if (idx >= total) return;
-  const int col = idx % col_blocks;
-  const int cb = idx / col_blocks % (groups * group_blocks);
-  const int n = idx / col_blocks / (groups * group_blocks);
+  const int planes = idx / col_blocks;  // quotients and remainders written out, as in convolution
+  const int col = idx - planes * col_blocks;
+  const int n = planes / (groups * group_blocks);
+  const int cb = planes - n * (groups * group_blocks);
   const int g = cb / group_blocks;
-  const int oi = cb % group_blocks * 8;
+  const int oi = (cb - g * group_blocks) * 8;
   const int O = groups * Og;
   const int o0 = g * Og + oi;
   const int p0 = col * 8;

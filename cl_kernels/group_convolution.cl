@@ -30,10 +30,13 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void depthwise_con
     const int DW, const int PH, const int PW, const int col_blocks, const int total, const int relu) {
   const int idx = (int)get_global_id(0);
   if (idx >= total) return;
-  const int col = idx % col_blocks;
-  const int oh = idx / col_blocks % OH;
-  const int nc = idx / col_blocks / OH;  // n * C + c
-  const int c = nc % C;
+  // Quotients and remainders written out (r = a - q*b): LLVM's div/rem pairing emits `freeze`, which
+  // Oclgrind 21.10's uninitialized-value checker cannot execute.
+  const int rows = idx / col_blocks;
+  const int col = idx - rows * col_blocks;
+  const int nc = rows / OH;  // n * C + c
+  const int oh = rows - nc * OH;
+  const int c = nc - nc / C * C;
   const int ow0 = col * 8;
   const int ih0 = oh * SH - PH;
   const int iw0 = ow0 * SW - PW;

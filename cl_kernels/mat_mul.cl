@@ -17,8 +17,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void mat_mul(
     const int m_blocks, const int total, const int relu) {
   const int idx = (int)get_global_id(0);
   if (idx >= total) return;
-  const int m0 = idx % m_blocks * 8;
   const int n = idx / m_blocks;
+  const int m0 = (idx - n * m_blocks) * 8;  // not idx % m_blocks: a div/rem pair makes LLVM emit `freeze`,
+                                            // which Oclgrind 21.10's uninitialized-value checker cannot run
   const int Mp = m_blocks * 8;
   __global const float* xr = x + (long)n * K;
   float8 a0 = 0.0f, a1 = 0.0f;
