@@ -186,8 +186,8 @@ class FloatStep final : public DeviceStep {
           kernel_.setArg(i++, cl_int(relu_));
         },
         std::string("setting the arguments of ") + launch_.kernel);
-    return detail::enqueue_linear(runtime_.state()->queue, kernel_, launch_.total, wg_, &wait,
-                                  launch_.kernel);
+    const std::size_t global = launch_.work_group_per_item ? launch_.total * wg_ : launch_.total;
+    return detail::enqueue_linear(runtime_.state()->queue, kernel_, global, wg_, &wait, launch_.kernel);
   }
   std::vector<StageTime> stage_times() const override { return {}; }
   std::size_t weight_bytes() const override { return weight_bytes_; }

@@ -43,14 +43,15 @@ struct Epilogue {
 bool epilogue_accepts(const std::vector<NodeView>& fused, const NodeView& next, const Dims& output);
 Epilogue epilogue_of(const std::vector<NodeView>& fused, std::int64_t channels);
 
-// One launch of a kernel of `file` over `total` work-items (1-D, the program's fixed local size) with the
-// arguments (x, weights, scale, bias, y, params...).
+// One launch of a kernel of `file` over `total` work-items (or work-groups: work_group_per_item) with the
+// program's fixed local size, 1-D, and the arguments (x, weights, scale, bias, y, params..., relu).
 struct FloatLaunch {
   const char* file = "";
   const char* kernel = "";
   std::vector<float> weights;  // as the kernel reads them
   std::vector<std::int32_t> params;
   std::size_t total = 0;
+  bool work_group_per_item = false;
   std::string description;
 };
 // The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w

@@ -99,15 +99,23 @@ class MatMulOp final : public Op {
     FloatLaunch l;
     l.file = "mat_mul.cl";
     l.kernel = "mat_mul";
-    l.weights.assign(static_cast<std::size_t>(p.K * Mp), 0.0f);  // [K][Mp], zero columns past M
-    for (std::int64_t k = 0; k < p.K; ++k)
-      for (std::int64_t m = 0; m < p.M; ++m)
-        l.weights[static_cast<std::size_t>(k * Mp + m)] =
+    // [K][Mp] for a work-item per tile, [Mp/8][K][8] for a work-group per tile (see mat_mul.cl).
+    const bool per_group = rt.variant() == Variant::Local;
+    l.weights.assign(static_cast<std::size_t>(p.K * Mp), 0.0f);
+    for (std::int64_t k = 0; k < p.K; ++k) {
+      for (std::int64_t m = 0; m < p.M; ++m) {
+        const std::int64_t to = per_group ? (m / 8 * p.K + k) * 8 + m % 8 : k * Mp + m;
+        l.weights[static_cast<std::size_t>(to)] =
             w[static_cast<std::size_t>(p.transpose_b ? m * p.K + k : k * p.M + m)];
+      }
+    }
+    l.work_group_per_item = per_group;
     l.total = static_cast<std::size_t>(p.N * m_blocks);
     l.params = {static_cast<std::int32_t>(p.K), static_cast<std::int32_t>(p.M),
                 static_cast<std::int32_t>(m_blocks), static_cast<std::int32_t>(l.total)};
-    l.description = "mat_mul 8-column tiles -> " + to_string(Dims{p.N, p.M});
+    l.description =
+        std::string(per_group ? "mat_mul, a work-group per 8 columns" : "mat_mul 8-column tiles") + " -> " +
+        to_string(Dims{p.N, p.M});
     Epilogue e = epilogue_of(fused, p.M);
     e.scale.resize(static_cast<std::size_t>(Mp), 1.0f);  // the kernel reads whole tiles
     e.bias.resize(static_cast<std::size_t>(Mp), 0.0f);

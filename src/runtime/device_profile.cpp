@@ -152,7 +152,7 @@ const std::vector<NetworkProgram>& network_programs() {
       {"binary_fc.cl", {"binary_fc"}, true},
       {"convolution.cl", {"convolution", "convolution_1x1"}, false},
       {"group_convolution.cl", {"depthwise_convolution"}, false},
-      {"mat_mul.cl", {"mat_mul"}, false},
+      {"mat_mul.cl", {"mat_mul"}, true},
   };
   return programs;
 }
