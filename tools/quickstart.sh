@@ -10,7 +10,7 @@ set -euo pipefail
 
 # The one list of system packages the project needs (CI installs through this script too).
 packages=(cmake g++ ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd catch2 clinfo libclblast-dev libdnnl-dev
-  oclgrind clang python3-matplotlib)
+  oclgrind clang python3-matplotlib pkg-config)
 
 # What `run` runs once built: the benchmark of SPEC section 5 on the default device (every layer checked
 # bitwise against the host reference before and after timing).
