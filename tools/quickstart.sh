@@ -42,11 +42,18 @@ install_deps() {
   "${apt[@]}" install -y --no-install-recommends "${missing[@]}"
 }
 
+# build TESTS: configure build/ with the tests on or off and build everything that configuration has (the
+# library and the tools; with ON, the test programs too). `run` needs no test program, which is most of the
+# build time on a small machine.
 build() {
+  local tests=$1 start=$SECONDS
+  echo "quickstart: configuring build/ (Release, tests $tests)"
   # Word splitting is intended: XNORCL_CMAKE_ARGS may hold several arguments.
   # shellcheck disable=SC2086
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${XNORCL_CMAKE_ARGS:-}
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DXNORCL_BUILD_TESTS="$tests" ${XNORCL_CMAKE_ARGS:-}
+  echo "quickstart: building with $(nproc) jobs; a few minutes on a 2-core machine"
   cmake --build build --parallel "$(nproc)"
+  echo "quickstart: built in $((SECONDS - start)) s"
 }
 
 case "${1:-}" in
@@ -55,12 +62,12 @@ case "${1:-}" in
     ;;
   run)
     install_deps
-    build
+    build OFF
     "${main_job[@]}"
     ;;
   test)
     install_deps
-    build
+    build ON
     ctest --test-dir build --output-on-failure -j2
     ;;
   *)
