@@ -69,6 +69,10 @@ std::vector<NetworkTarget> evaluate_network_targets(const NetworkRun& run) {
     t.required = required;
     t.status = std::isfinite(measured) && pass ? "PASS" : "MISS";
     t.note = std::isfinite(measured) ? note : "no valid measurement (wrong, failed or unavailable)";
+    if (run.info.noise.noisy) {
+      t.status = kNotJudged;
+      t.note = "not judged (noisy run); " + t.note;
+    }
     targets.push_back(t);
   };
   const double s = speedup_wall(run);
@@ -182,17 +186,24 @@ void print_network_report(const NetworkRun& run) {
       "case.\n");
 
   // Targets.
-  std::printf("\n== Targets (issue 7, item 5; variant %s%s%s)\n", info.variant.c_str(),
+  std::printf("\n== Targets (variant %s%s%s)\n", info.variant.c_str(),
               info.requested_variant != "auto" ? ", forced: the targets judge the variant Auto picks" : "",
               info.options.reps < 20 ? "; fewer than 20 reps: indicative only" : "");
   int pass = 0, miss = 0;
   for (const auto& t : evaluate_network_targets(run)) {
-    (t.status == "PASS" ? pass : miss)++;
-    std::printf("  %-4s %-36s measured %-8s need %s%-6s %s; %s\n", t.status.c_str(), t.id.c_str(),
+    pass += t.status == "PASS";
+    miss += t.status == "MISS";
+    std::printf("  %-4s %-36s measured %-8s need %s%-6s %s; %s\n",
+                t.status == kNotJudged ? "-" : t.status.c_str(), t.id.c_str(),
                 fmt("%.2fx", t.measured).c_str(), t.id == "network_speedup_vs_float32" ? ">= " : "> ",
                 fmt("%.2fx", t.required).c_str(), t.description.c_str(), t.note.c_str());
   }
-  std::printf("  %d PASS, %d MISS\n", pass, miss);
+  if (info.noise.noisy) {
+    std::printf("  targets not judged: noisy run\n");
+  } else {
+    std::printf("  %d PASS, %d MISS\n", pass, miss);
+  }
+  print_noise(info.noise);
   if (!info.invalid.empty()) {
     std::printf("\nRUN INVALID (the peak was mismeasured):\n");
     for (const auto& s : info.invalid) std::printf("  %s\n", s.c_str());
@@ -333,6 +344,7 @@ void write_network_json(const NetworkRun& run, const std::string& path) {
     j.end_object();
   }
   j.end_array();
+  json_noise(j, info.noise);
   j.value("valid", info.invalid.empty());
   json_strings(j, "invalid_reasons", info.invalid);
   j.end_object();

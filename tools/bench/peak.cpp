@@ -275,4 +275,30 @@ void print_peak_table(const Peak& peak) {
   }
 }
 
+void wait_for_quiet(const xnorcl::Runtime& runtime) {
+  const auto start = std::chrono::steady_clock::now();
+  PeakRates last = rates_of(measure_peak(runtime, false, false));
+  for (int round = 2;; ++round) {
+    const PeakRates now = rates_of(measure_peak(runtime, false, false));
+    const double moved = std::max(drift(last.binary_ops_per_s, now.binary_ops_per_s),
+                                  drift(last.float_flops_per_s, now.float_flops_per_s));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (moved <= kPeakDriftLimit) {
+      std::fprintf(stderr,
+                   "quiet check: two peak measurements in a row within %.0f%% (%.0f%%) after %.0f s\n",
+                   100 * kPeakDriftLimit, 100 * moved, seconds);
+      return;
+    }
+    if (seconds > 120) {
+      std::fprintf(stderr,
+                   "quiet check: the peaks still move %.0f%% between measurements after %.0f s; measuring "
+                   "anyway (the run may be judged noisy)\n",
+                   100 * moved, seconds);
+      return;
+    }
+    std::fprintf(stderr, "quiet check %d: the peaks moved %.0f%%; measuring again\n", round, 100 * moved);
+    last = now;
+  }
+}
+
 }  // namespace xnorcl_bench
