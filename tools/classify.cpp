@@ -1,5 +1,5 @@
-// xnorcl-classify: the vehicle classifier of "Binarized Convolutional Neural Networks on GPUs" end to end on
-// the device, in one command.
+// xnorcl-classify: the vehicle classifier of Khan, Huttunen and Boutellier, "Binarized Convolutional Neural
+// Networks for Efficient Inference on GPUs" (EUSIPCO 2018), end to end on the device, in one command.
 //
 //   xnorcl-classify [--weights FILE] [--seed S] IMAGE.pgm|IMAGE.ppm
 //       classifies a binary PGM (P5) or PPM (P6) image (maxval <= 255). The network takes 96x96 pixels: an

@@ -12,7 +12,7 @@ set -euo pipefail
 packages=(cmake g++ ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd catch2 clinfo libclblast-dev libdnnl-dev
   oclgrind clang python3-matplotlib pkg-config)
 
-# What `run` runs once built: the benchmark of SPEC section 5 on the default device (every layer checked
+# What `run` runs once built: the benchmark of the default layer set on the default device (every layer checked
 # bitwise against the host reference before and after timing).
 main_job=(build/tools/bench/xnorcl-bench layers)
 

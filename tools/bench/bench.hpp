@@ -124,7 +124,7 @@ NoiseVerdict not_judged(const std::string& why);
 // One layer: the single descriptor both the checks and the timings use.
 struct Layer {
   std::string name;        // "resnet_64x56x56"
-  std::string origin;      // "paper conv2", "spec", "resnet", "custom"
+  std::string origin;      // "paper conv2", "example", "resnet", "custom"
   xnorcl::Shape input{};   // N,C,H,W
   xnorcl::Shape filter{};  // C_OUT,C_IN,KH,KW
   std::array<int, 2> strides{1, 1};
@@ -166,7 +166,7 @@ struct FloatResult {
 struct LayerResult {
   Layer layer;
   xnorcl::Shape output{};
-  std::vector<BinaryResult> binary;  // binary[0]: --pad-value; then +1 and, on the spec layer, 0 and 0.5
+  std::vector<BinaryResult> binary;  // binary[0]: --pad-value; then +1 and, on the example layer, 0 and 0.5
   FloatResult floating;
   // oneDNN on the host CPU, measured when the device is a CPU (else "unavailable"); wall times only. Its
   // message names the implementation oneDNN chose.
@@ -213,7 +213,7 @@ class FloatBaseline {
   Impl* impl_;
 };
 
-// The oneDNN float32 convolution of a layer on the host CPU (SPEC 6's stretch target; optional, Debian
+// The oneDNN float32 convolution of a layer on the host CPU (the stretch target; optional, Debian
 // libdnnl-dev): layouts of oneDNN's choice, inputs reordered once at construction, run() times the primitive.
 class OnednnBaseline {
  public:

@@ -106,7 +106,7 @@ std::vector<Layer> default_layers() {
       make("paper_conv1", "paper conv1", {1, 3, 96, 96}, 32, 5, 2),
       make("paper_conv2", "paper conv2", {1, 32, 48, 48}, 32, 5, 2),
       make("paper_fc", "paper fc", {1, 18432, 1, 1}, 100, 1, 0),
-      make("spec_224", "spec", {1, 3, 224, 224}, 64, 5, 2),
+      make("example_224", "example", {1, 3, 224, 224}, 64, 5, 2),
       make("resnet_64x56", "resnet", {1, 64, 56, 56}, 64, 3, 1),
       make("resnet_256x14", "resnet", {1, 256, 14, 14}, 256, 3, 1),
       make("resnet_512x7", "resnet", {1, 512, 7, 7}, 512, 3, 1),

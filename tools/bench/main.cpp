@@ -18,10 +18,11 @@ commands:
   devices          every OpenCL platform and device, the facts behind the variant choice, and the choice
   peak             the device's xor-popcount and float32 FMA peak rates, per word type
   layers           check, then time, binary layers beside CLBlast float32 (and oneDNN on a CPU device) and
-                   the peaks: the default set (the vehicle classifier's layers from "Binarized Convolutional
-                   Neural Networks on GPUs", the README example's 1x3x224x224 layer, three ResNet layers)
+                   the peaks: the default set (the layers of the vehicle classifier of Khan et al., "Binarized
+                   Convolutional Neural Networks for Efficient Inference on GPUs" (EUSIPCO 2018), the
+                   README example's 1x3x224x224 layer, three ResNet layers)
                    unless --layer is given, with the performance targets
-  network          check, then time, that paper's vehicle classifier (xnorcl::Network) beside a float32
+  network          check, then time, that vehicle classifier (xnorcl::Network) beside a float32
                    network of the same layers (CLBlast) on the same queue: per layer and whole network
   startup          process start to first correct output of the example layer in fresh processes, cold
                    (empty program cache) against warm, with PoCL's own cache off
@@ -30,7 +31,7 @@ options:
   --device D       "P:D" (platform:device indices) or a substring of "<platform> / <device>"
                    (default: XNORCL_DEVICE, else the first GPU, accelerator, CPU)
   --variant V      auto | local | global (default: XNORCL_VARIANT, else auto)
-  --layer SPEC     NxCxHxW:OxKHxKW[:sS][:pP][:dD], S/P/D a number or YxX; repeatable; replaces the
+  --layer LAYER    NxCxHxW:OxKHxKW[:sS][:pP][:dD], S/P/D a number or YxX; repeatable; replaces the
                    default set. Example: --layer 1x64x56x56:64x3x3:s1:p1
   --warmup N       untimed rounds per layer (default 3)
   --reps N         timed rounds per layer, binary and float interleaved (default 20; targets need 20)

@@ -1,8 +1,8 @@
 // `xnorcl-bench network`: the paper's vehicle classifier as xnorcl::Network, checked bitwise against the host
-// reference network, then timed beside its float32 equivalent (FloatNetwork) on the same queue (issue 7,
-// item 5). Order: build both; check each once with the very objects and buffers that are then timed; warm
-// up; time `reps` rounds, binary then float in each; check both again after the last round. A wrong result
-// is reported as WRONG and its timings dropped.
+// reference network, then timed beside its float32 equivalent (FloatNetwork) on the same queue. Order: build
+// both; check each once with the very objects and buffers that are then timed; warm up; time `reps` rounds,
+// binary then float in each; check both again after the last round. A wrong result is reported as WRONG and
+// its timings dropped.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

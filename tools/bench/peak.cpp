@@ -1,4 +1,4 @@
-// `xnorcl-bench peak`: the device's xor-popcount and FMA peak rates (SPEC section 5). The layer figures
+// `xnorcl-bench peak`: the device's xor-popcount and FMA peak rates. The layer figures
 // (% of peak, time of a perfect float convolution) are measured against these.
 #include <algorithm>
 #include <chrono>
@@ -60,7 +60,7 @@ class PeakRunner {
   PeakRunner(const xnorcl::Runtime& rt, bool quick, bool progress)
       : rt_(rt), quick_(quick), progress_(progress), queue_(rt.queue()) {
     const auto& info = rt.device_info();
-    // At least 2^14 work-items (SPEC 5); more on wide devices so every compute unit has several groups.
+    // At least 2^14 work-items; more on wide devices so every compute unit has several groups.
     work_items_ = std::clamp<std::size_t>(info.compute_units * info.max_work_group_size * 4,
                                           std::size_t{1} << 14, std::size_t{1} << 20);
     std::vector<std::uint8_t> bits(kInputWords * 64);
@@ -79,7 +79,7 @@ class PeakRunner {
   cl::Program build(const std::string& options, std::string& log) {
     cl::Program program(rt_.context(), kernel_source("peak.cl"));
     try {
-      // No fast-math options (SPEC 4): the FMA kernel must measure fma() as written.
+      // No fast-math options: the FMA kernel must measure fma() as written.
       program.build(std::vector<cl::Device>{rt_.device()}, options.c_str());
     } catch (const cl::Error&) {
       log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(rt_.device());

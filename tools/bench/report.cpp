@@ -205,17 +205,17 @@ std::vector<Target> evaluate_targets(const RunInfo& run) {
   bool measured_onednn = false;
   for (const auto& r : run.layers) {
     const std::string& o = r.layer.origin;
-    const bool resnet = o == "resnet", conv2 = o == "paper conv2", spec = o == "spec",
+    const bool resnet = o == "resnet", conv2 = o == "paper conv2", example = o == "example",
                conv1 = o == "paper conv1";
     const BinaryResult* b = r.binary.empty() ? nullptr : &r.binary[0];
     const double binary = b ? binary_ms(*b) : NAN;
-    if (resnet || conv2 || spec) {
+    if (resnet || conv2 || example) {
       const double perfect = perfect_float_ms(r.layer, run.peak);
       const double ratio = perfect / binary;  // > 1: faster than a perfect float conv
       add("faster_than_perfect_float", "binary device time < 2*MACs / float32 FMA peak", r.layer.name, ratio,
           1.0, "x", ratio > 1.0);
     }
-    if (resnet || conv2 || conv1 || spec) {
+    if (resnet || conv2 || conv1 || example) {
       const double need = (resnet || conv2) ? 10.0 : 4.0;
       const double s = speedup_over_float(r);
       std::string note =
@@ -232,12 +232,12 @@ std::vector<Target> evaluate_targets(const RunInfo& run) {
           r.layer.name, s, 1.0, "x", s > 1.0, r.onednn.implementation);
       measured_onednn = true;
     }
-    if (resnet || spec) {
+    if (resnet || example) {
       const double pct = b ? gemm_percent_of_peak(r.layer, *b, run.peak) : NAN;
       add("gemm_50pct_of_peak", "GEMM stage at >= 50% of the xor-popcount peak", r.layer.name, pct, 50.0, "%",
           pct >= 50.0);
     }
-    if (spec) {
+    if (example) {
       for (float v : {0.0f, 0.5f}) {
         const double ratio = pad_ratio(r, v);
         add("pad_value_" + fmt("%g", v) + "_vs_plus1", "pad_value " + fmt("%g", v) + " within 1.10x of +1",

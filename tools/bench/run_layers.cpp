@@ -1,4 +1,4 @@
-// `xnorcl-bench layers`: every layer checked, then timed, binary and float interleaved (SPEC section 5).
+// `xnorcl-bench layers`: every layer checked, then timed, binary and float interleaved.
 //
 // Order per layer: build every BinaryConvolution (one per pad_value) and the CLBlast baseline; check each
 // once with the very object and buffers that are then timed; warm up; time `reps` rounds, each round running
@@ -96,8 +96,8 @@ constexpr double kFloatTolerance = 1e-4;
 
 std::vector<float> pad_values_for(const Layer& l, float main_value) {
   std::vector<float> values{main_value, 1.0f};
-  // The spec layer carries the pad_value target: 0 and 0.5 each against +1 (SPEC 6).
-  if (l.origin == "spec") {
+  // The example layer carries the pad_value target: 0 and 0.5 each against +1.
+  if (l.origin == "example") {
     values.push_back(0.0f);
     values.push_back(0.5f);
   }
@@ -252,7 +252,7 @@ LayerResult measure_layer(xnorcl::Runtime& rt, const Layer& layer, const Options
     });
   }
 
-  // --- oneDNN on the host CPU (SPEC 6's stretch target), only where the device is that CPU
+  // --- oneDNN on the host CPU (the stretch target), only where the device is that CPU
   OnednnSide d;
   std::vector<float> host_expected;
   if (rt.device_info().type != "CPU") {
