@@ -63,7 +63,18 @@ case "${1:-}" in
   run)
     install_deps
     build OFF
-    "${main_job[@]}"
+    echo "quickstart: running ${main_job[*]}; its first start on a device compiles the OpenCL kernels" \
+      "(measured on PoCL with 2 CPU cores: 5 s quiet, 25 s loaded, most of it at the first launches) and keeps" \
+      "them in the program cache (XNORCL_CACHE_DIR, default ~/.cache/xnorcl), so later starts take under 0.5 s"
+    # Exit status 3: everything measured and checked, but other work disturbed the timings (a noisy run, its
+    # targets not judged): the bench has said so; the quick start itself worked.
+    status=0
+    "${main_job[@]}" || status=$?
+    if ((status == 3)); then
+      echo "quickstart: the machine was busy, so the bench judged no target; rerun when it is quiet"
+      status=0
+    fi
+    exit $status
     ;;
   test)
     install_deps
