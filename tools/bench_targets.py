@@ -40,6 +40,9 @@ def main():
 
     devices = sorted({r["device"] for r in runs})
     print(f"{len(runs)} runs of xnorcl-bench layers on {', '.join(devices)}")
+    noisy = [str(i + 1) for i, r in enumerate(runs) if (r.get("noise") or {}).get("noisy")]
+    if noisy:
+        print(f"noisy runs (targets not judged, counted as not passed): {', '.join(noisy)}")
     print(f"{'target':28s} {'layer':15s} " + " ".join(f"{'run ' + str(i + 1):>8s}" for i in range(len(runs))) +
           f" {'median':>8s}  passed")
     for key in order:
