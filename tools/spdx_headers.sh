@@ -22,7 +22,7 @@ mapfile -t files < <(git ls-files -- '*.cpp' '*.hpp' '*.h' '*.cl' '*.cmake' '*.c
 missing=0
 for f in "${files[@]}"; do
   [[ -f "$f" ]] || continue
-  head -n 3 "$f" | grep -q "SPDX-License-Identifier:" && continue
+  head -n 3 "$f" | grep -qE "^(//|#) SPDX-License-Identifier: " && continue
   missing=$((missing + 1))
   if [[ "$mode" == --check ]]; then
     echo "no SPDX line: $f"
