@@ -33,6 +33,12 @@ struct Options {
   int batch = 1;             // network: images per run
 };
 
+// Appended to the build options of the bench's own kernels (peak.cl, network_float.cl): OpenCL's standard
+// "no warnings". PoCL prints its compiler's warnings on stderr ("24 warnings generated.": on a CPU without
+// AVX-512, 16-lane vector arguments "change the ABI", which is harmless inside one program); they would read
+// as a problem of the run. The library does the same on PoCL (src/runtime/device_profile.cpp).
+constexpr const char* kNoWarnings = " -w";
+
 // ---- statistics ------------------------------------------------------------------------------------------
 
 struct Stats {

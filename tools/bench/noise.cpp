@@ -70,9 +70,10 @@ NoiseVerdict judge_noise(const PeakRates& before, const PeakRates& after,
     const double spread = quartile_spread(s.stats);
     v.worst_spread = std::max(v.worst_spread, spread);
     if (spread > kSpreadLimit) {
+      char quartiles[64];
+      std::snprintf(quartiles, sizeof quartiles, "%.3g and %.3g ms", s.stats.q1, s.stats.q3);
       v.reasons.push_back(s.name + ": the middle half of the repetitions spans " + factor(spread) +
-                          " (quartiles " + std::to_string(s.stats.q1) + " and " + std::to_string(s.stats.q3) +
-                          " ms; limit " + factor(kSpreadLimit) + ")");
+                          " (quartiles " + quartiles + "; limit " + factor(kSpreadLimit) + ")");
     }
   }
   v.noisy = !v.reasons.empty();
