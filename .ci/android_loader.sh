@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Android loading of libOpenCL (issue 5 item 4), tested on Linux with PoCL. For a shared and a static xnorcl
+# Android loading of libOpenCL, tested on Linux with PoCL. For a shared and a static xnorcl
 # built with -DXNORCL_DLOPEN_OPENCL=ON it checks that
 #   - neither libxnorcl.so nor an app (tests/dlopen_consumer: its own cl::Program, cl::Kernel, cl::Buffer and
 #     cl::CommandQueue, plus xnorcl::Runtime and a BinaryConvolution) links libOpenCL: no -lOpenCL on the app's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# aarch64 Linux cross build (SPEC section 7, issue 5 item 3): builds the library, the tools and the tests with
+# aarch64 Linux cross build: builds the library, the tools and the tests with
 # Debian's aarch64 cross compiler in build-aarch64/, then runs CTest there under qemu user emulation.
 #
 # There is no arm64 OpenCL driver on the build machine (PoCL is amd64 only), so the arm64 ICD loader finds no

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Tabulates SPEC 6's targets over several `xnorcl-bench layers --json` runs of one build.
+"""Tabulates the performance targets over several `xnorcl-bench layers --json` runs of one build.
 
-One run decides PASS or MISS (SPEC 6); on a shared or noisy machine the same build moves across the line
+One run decides PASS or MISS; on a shared or noisy machine the same build moves across the line
 between runs, so this shows each target's value in every run, its median and how many runs passed.
 
     for i in 1 2 3 4 5; do build/tools/bench/xnorcl-bench layers --json run$i.json; done
@@ -40,6 +40,9 @@ def main():
 
     devices = sorted({r["device"] for r in runs})
     print(f"{len(runs)} runs of xnorcl-bench layers on {', '.join(devices)}")
+    noisy = [str(i + 1) for i, r in enumerate(runs) if (r.get("noise") or {}).get("noisy")]
+    if noisy:
+        print(f"noisy runs (targets not judged, counted as not passed): {', '.join(noisy)}")
     print(f"{'target':28s} {'layer':15s} " + " ".join(f"{'run ' + str(i + 1):>8s}" for i in range(len(runs))) +
           f" {'median':>8s}  passed")
     for key in order:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compiles every kernel file with every build-option set the runtime can emit, as strict OpenCL C 1.2 with
 # no extension (what Mali and Adreno drivers accept), and refuses build options that would make results
-# depend on the driver's floating-point shortcuts (SPEC section 4).
+# depend on the driver's floating-point shortcuts (results must be exact on every device).
 #
 #   tools/check_kernels.sh build/tools/xnorcl-kernel-options
 set -euo pipefail

@@ -1,8 +1,10 @@
-// xnorcl-classify: the paper's vehicle classifier end to end on the device, in one command.
+// xnorcl-classify: the vehicle classifier of Khan, Huttunen and Boutellier, "Binarized Convolutional Neural
+// Networks for Efficient Inference on GPUs" (EUSIPCO 2018), end to end on the device, in one command.
 //
 //   xnorcl-classify [--weights FILE] [--seed S] IMAGE.pgm|IMAGE.ppm
-//       classifies a binary PGM (P5) or PPM (P6) image (maxval <= 255), resized to 96x96 (nearest neighbour;
-//       a grey image feeds all three channels). Without --weights the network is built from random weights
+//       classifies a binary PGM (P5) or PPM (P6) image (maxval <= 255). The network takes 96x96 pixels: an
+//       image of another size is resized to 96x96 (nearest neighbour, aspect ratio not kept), and says so; a
+//       grey image feeds all three channels. Without --weights the network is built from random weights
 //       (seed S, default 1), calibrated as xnorcl::vehicle_classifier does: a first run needs no file at all.
 //   xnorcl-classify --write-random-weights FILE [--seed S]
 //       writes that random network to FILE (docs/weights_format.md).
@@ -17,15 +19,26 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "xnorcl/xnorcl.hpp"
 
 namespace {
 
-int usage() {
-  std::cerr << "usage: xnorcl-classify [--weights FILE] [--seed S] IMAGE.pgm|IMAGE.ppm\n"
-               "       xnorcl-classify --write-random-weights FILE [--seed S]\n";
-  return 2;
-}
+const char* const kUsage =
+    "usage: xnorcl-classify [--weights FILE] [--seed S] IMAGE.pgm|IMAGE.ppm\n"
+    "       xnorcl-classify --write-random-weights FILE [--seed S]\n"
+    "\n"
+    "Classifies a binary PGM (P5) or PPM (P6) image with the vehicle classifier on the OpenCL device and\n"
+    "checks the logits bitwise against the host reference. Images that are not 96x96 are resized to 96x96\n"
+    "(nearest neighbour; the aspect ratio is not kept).\n"
+    "\n"
+    "  --weights FILE               the network's weights (docs/weights_format.md); default: random weights\n"
+    "  --seed S                     seed of the random weights, 0 to 18446744073709551615 (default 1)\n"
+    "  --write-random-weights FILE  write the random network to FILE and exit\n"
+    "  -h, --help                   this text\n"
+    "  --version                    the version of xnorcl-classify and of the library\n"
+    "\n"
+    "The device is XNORCL_DEVICE's, else the first GPU, accelerator or CPU.\n";
 
 // Skips whitespace and # comments of a PNM header, then reads a decimal number.
 long pnm_number(std::istream& in) {
@@ -63,6 +76,9 @@ std::vector<float> read_image(const std::string& path) {
     throw std::runtime_error(path + ": the pixel data is truncated");
   }
   constexpr int S = 96;
+  if (W != S || H != S) {
+    std::cout << path << " is " << W << "x" << H << ": resized to 96x96 (nearest neighbour)\n";
+  }
   std::vector<float> x(3 * S * S);
   for (int c = 0; c < 3; ++c)
     for (int y = 0; y < S; ++y)
@@ -75,29 +91,62 @@ std::vector<float> read_image(const std::string& path) {
   return x;
 }
 
+struct Arguments {
+  std::string weights, image, write_to;
+  std::uint64_t seed = 1;
+};
+
+Arguments parse(int argc, char** argv) {
+  Arguments a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool takes_value = arg == "--weights" || arg == "--seed" || arg == "--write-random-weights";
+    if (takes_value && i + 1 >= argc) throw xnorcl_cli::UsageError(arg + " needs a value");
+    if (arg == "--weights") {
+      a.weights = argv[++i];
+    } else if (arg == "--seed") {
+      a.seed = xnorcl_cli::parse_uint64("--seed", argv[++i]);
+    } else if (arg == "--write-random-weights") {
+      a.write_to = argv[++i];
+      xnorcl_cli::check_output_path(arg, a.write_to);
+    } else if (!arg.empty() && arg[0] == '-') {
+      throw xnorcl_cli::UsageError("unknown option '" + arg + "'");
+    } else if (!a.image.empty()) {
+      throw xnorcl_cli::UsageError("one image at a time: '" + a.image + "' and '" + arg + "' given");
+    } else {
+      a.image = arg;
+    }
+  }
+  if (a.image.empty() && a.write_to.empty()) throw xnorcl_cli::UsageError("no image given");
+  if (!a.image.empty() && !a.write_to.empty()) {
+    throw xnorcl_cli::UsageError("--write-random-weights takes no image ('" + a.image + "' given)");
+  }
+  return a;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string weights, image, write_to;
-  std::uint64_t seed = 1;
   for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if ((a == "--weights" || a == "--seed" || a == "--write-random-weights") && i + 1 >= argc) return usage();
-    if (a == "--weights") {
-      weights = argv[++i];
-    } else if (a == "--seed") {
-      seed = std::strtoull(argv[++i], nullptr, 10);
-    } else if (a == "--write-random-weights") {
-      write_to = argv[++i];
-    } else if (a == "-h" || a == "--help") {
-      usage();
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kUsage;
       return 0;
-    } else if (!a.empty() && a[0] == '-') {
-      return usage();
-    } else {
-      image = a;
+    }
+    if (arg == "--version") {
+      std::cout << xnorcl_cli::version_line("xnorcl-classify") << "\n";
+      return 0;
     }
   }
+  Arguments args;
+  try {
+    args = parse(argc, argv);
+  } catch (const xnorcl_cli::UsageError& e) {
+    std::cerr << "xnorcl-classify: " << e.what() << "\n\n" << kUsage;
+    return 2;
+  }
+  const std::uint64_t seed = args.seed;
+  const std::string &weights = args.weights, &image = args.image, &write_to = args.write_to;
   try {
     if (!write_to.empty()) {
       xnorcl::save_network(xnorcl::vehicle_classifier(seed).spec, write_to);
@@ -105,7 +154,6 @@ int main(int argc, char** argv) {
                 << "\n";
       return 0;
     }
-    if (image.empty()) return usage();
     xnorcl::NetworkSpec spec;
     if (weights.empty()) {
       std::cout << "no --weights: random weights (seed " << seed << "), so the class is meaningless\n";
@@ -119,7 +167,9 @@ int main(int argc, char** argv) {
                                     "; xnorcl-classify feeds 1x3x96x96 images");
     }
     const std::vector<float> x = read_image(image);
-    xnorcl::Runtime rt = xnorcl::Runtime::create();
+    xnorcl::RuntimeOptions options;
+    options.log = xnorcl_cli::compile_notice("xnorcl-classify");
+    xnorcl::Runtime rt = xnorcl::Runtime::create(options);
     std::cout << "device " << rt.device_name() << ", variant " << xnorcl::to_string(rt.variant()) << "\n";
     xnorcl::Network net(rt, spec);
     const xnorcl::Activation y = net.run(x.data());

@@ -1,31 +1,67 @@
 #!/usr/bin/env python3
-"""Chart an `xnorcl-bench layers --json FILE` run: per layer, the binary convolution's time beside CLBlast's
-float32 convolution and a perfect float32 convolution at the measured FMA peak (medians, log scale). A
-`xnorcl-bench network --json FILE` run gets a bar pair per layer of the network (float32, binary) instead.
+"""Chart an `xnorcl-bench layers --json FILE` run: per layer, the binary convolution's time beside every
+float32 baseline the run measured (CLBlast on the device, oneDNN on a CPU device's host) and a perfect float32
+convolution at the measured FMA peak (medians, log scale). A `xnorcl-bench network --json FILE` run gets a
+bar pair per layer of the network (float32, binary) instead.
 
 usage: tools/plot_bench.py bench.json [-o bench.png]
-Needs matplotlib (Debian: python3-matplotlib); renders without a display (Agg).
+Needs matplotlib (Debian: python3-matplotlib); renders without a display (Agg). Run by a python3 without
+matplotlib (a virtual environment first in PATH, say), it runs itself again with /usr/bin/python3, where
+Debian's python3-matplotlib lives.
 """
 import argparse
 import json
 import math
+import os
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("plot_bench.py needs matplotlib (Debian: apt install python3-matplotlib, then run it with "
-             "/usr/bin/python3 if another python3 comes first in PATH)")
+SYSTEM_PYTHON = "/usr/bin/python3"
 
-matplotlib.use("Agg")  # no display on CI machines
-import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+
+def import_pyplot():
+    """matplotlib.pyplot with the Agg backend; re-runs this script with the system python3 if this one
+    has no matplotlib, else exits with what to install."""
+    try:
+        import matplotlib
+    except ImportError:
+        retried = os.environ.get("XNORCL_PLOT_RETRIED") == "1"
+        if not retried and os.path.realpath(sys.executable) != os.path.realpath(SYSTEM_PYTHON) and \
+                os.access(SYSTEM_PYTHON, os.X_OK):
+            os.environ["XNORCL_PLOT_RETRIED"] = "1"
+            os.execv(SYSTEM_PYTHON, [SYSTEM_PYTHON, os.path.abspath(__file__)] + sys.argv[1:])
+        sys.exit(f"plot_bench.py: {sys.executable} has no matplotlib, nor has {SYSTEM_PYTHON}; install it "
+                 "(Debian and Ubuntu: sudo apt install python3-matplotlib; elsewhere: pip install matplotlib)")
+    matplotlib.use("Agg")  # no display on CI machines
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def load_run(path):
+    """The bench's JSON, or an exit with a message that says what is wrong with the file."""
+    try:
+        with open(path) as f:
+            run = json.load(f)
+    except OSError as e:
+        sys.exit(f"plot_bench.py: cannot read {path}: {e.strerror}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        sys.exit(f"plot_bench.py: {path} is not JSON ({e}); give the file written by xnorcl-bench ... --json")
+    if not isinstance(run, dict) or run.get("schema") != 1 or "layers" not in run:
+        found = run.get("schema") if isinstance(run, dict) else type(run).__name__
+        sys.exit(f"plot_bench.py: {path} is not an xnorcl-bench schema 1 file (schema {found!r})")
+    return run
+
+
+def noise_note(run):
+    """A title line for a run the bench judged noisy, else an empty string."""
+    noise = run.get("noise") or {}
+    return "\nNOISY RUN: the machine was busy, targets not judged" if noise.get("noisy") else ""
 
 
 def median(stats):
     return stats["median"] if stats else None
 
 
-def plot_network(run, output):
+def plot_network(plt, run, output):
     """Per row of the network table: float32 and binary median device time (us, log scale)."""
     rows = run["layers"]
     names = [r["name"] for r in rows]
@@ -58,7 +94,7 @@ def plot_network(run, output):
     ax.set_title(
         f"vehicle classifier, batch {net['batch']}: xnorcl {run['library_version']} on {run['device']}\n"
         f"variant {run['variant']}, whole network speed-up {speedup_text} (wall medians), "
-        f"{run['settings']['reps']} reps",
+        f"{run['settings']['reps']} reps{noise_note(run)}",
         fontsize=9,
     )
     ax.legend(fontsize=8)
@@ -73,24 +109,24 @@ def main():
     parser.add_argument("-o", "--output", help="PNG to write (default: the JSON's name with .png)")
     args = parser.parse_args()
 
-    with open(args.json) as f:
-        run = json.load(f)
-    if run.get("schema") != 1:
-        sys.exit(f"{args.json}: schema {run.get('schema')!r}, this script reads schema 1")
+    run = load_run(args.json)
     output = args.output or (args.json[:-5] if args.json.endswith(".json") else args.json) + ".png"
+    plt = import_pyplot()
     if run.get("tool") == "xnorcl-bench network":
-        plot_network(run, output)
+        plot_network(plt, run, output)
         print(output)
         return
 
-    names, binary, floating, perfect, marks = [], [], [], [], []
+    names, binary, floating, onednn, perfect, marks = [], [], [], [], [], []
     for layer in run["layers"]:
         b = layer["binary"][0] if layer["binary"] else {}
         f = layer["float"]
+        d = layer.get("onednn") or {}
         names.append(layer["name"])
         # binary_ms: the median device time the targets use (the wall median when there was no profiling).
         binary.append((b.get("binary_ms") or median(b.get("wall_ms"))) if b.get("status") == "ok" else None)
         floating.append(median(f.get("wall_ms")) if f.get("status") == "ok" else None)
+        onednn.append(median(d.get("wall_ms")) if d.get("status") == "ok" else None)
         perfect.append(layer.get("perfect_float_ms"))
         # A wrong or failed binary result has no bar; the label says why.
         marks.append("" if b.get("status") == "ok" else f"\n({b.get('status', 'none')})")
@@ -98,12 +134,15 @@ def main():
     series = [
         ("binary xnorcl, pad_value %g (device time)" % run["settings"]["pad_value"], binary, "tab:blue"),
         ("float32 CLBlast Im2col+Gemm (wall time)", floating, "tab:orange"),
+        ("float32 oneDNN on the host CPU (wall time)", onednn, "tab:green"),
         ("perfect float32 at the FMA peak", perfect, "tab:gray"),
     ]
-    width = 0.27
+    # Every baseline the run measured, and only those (oneDNN is measured on CPU devices only).
+    series = series[:1] + [s for s in series[1:] if any(v is not None for v in s[1])]
+    width = 0.8 / len(series)
     fig, ax = plt.subplots(figsize=(max(8, 1.4 * len(names)), 5))
     for i, (label, values, color) in enumerate(series):
-        xs = [k + (i - 1) * width for k in range(len(names))]
+        xs = [k + (i - (len(series) - 1) / 2) * width for k in range(len(names))]
         heights = [v if v is not None and v > 0 and math.isfinite(v) else float("nan") for v in values]
         bars = ax.bar(xs, heights, width, label=label, color=color)
         for bar, v in zip(bars, heights):
@@ -118,7 +157,7 @@ def main():
     ax.set_title(
         f"xnorcl {run['library_version']} on {run['device']}\nvariant {run['variant']}, "
         f"xor-popcount peak {peak['binary_gops_per_s']:.0f} G binMAC/s, "
-        f"FMA peak {peak['float_gflops_per_s']:.0f} GFLOP/s, {run['settings']['reps']} reps",
+        f"FMA peak {peak['float_gflops_per_s']:.0f} GFLOP/s, {run['settings']['reps']} reps{noise_note(run)}",
         fontsize=9,
     )
     ax.legend(fontsize=8)

@@ -1,4 +1,4 @@
-// xnorcl-demo: the quick start's main job. Runs the spec's example layer (X 1x3x224x224, F 64x3x5x5,
+// xnorcl-demo: the smallest end-to-end program. Runs the README example's layer (X 1x3x224x224, F 64x3x5x5,
 // pads 2/2, pad_value 0) on the OpenCL device, times it, and checks it bitwise against the host reference.
 // Exit code 0 only when every device run equals the reference.
 #include <algorithm>
@@ -8,8 +8,10 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "xnorcl/xnorcl.hpp"
 
 namespace {
@@ -31,8 +33,17 @@ bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+const char* const kUsage =
+    "usage: xnorcl-demo [-h | --help | --version]\n"
+    "\n"
+    "Runs one binary convolution (X 1x3x224x224, F 64x3x5x5, pads 2/2, pad_value 0) on the OpenCL device\n"
+    "(XNORCL_DEVICE's, else the first GPU, accelerator or CPU), times it, and checks every run bitwise\n"
+    "against the host reference. Exit status 0 when all of them are equal.\n";
+
 int demo() {
-  xnorcl::Runtime runtime = xnorcl::Runtime::create();
+  xnorcl::RuntimeOptions options;
+  options.log = xnorcl_cli::compile_notice("xnorcl-demo");
+  xnorcl::Runtime runtime = xnorcl::Runtime::create(options);
   std::printf("device:  %s\nvariant: %s (%s)\n", runtime.device_name().c_str(),
               xnorcl::to_string(runtime.variant()).c_str(), runtime.variant_reason().c_str());
 
@@ -83,7 +94,23 @@ int demo() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    const std::string arg = argv[1];
+    if (argc == 2 && (arg == "-h" || arg == "--help")) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (argc == 2 && arg == "--version") {
+      std::printf("%s\n", xnorcl_cli::version_line("xnorcl-demo").c_str());
+      return 0;
+    }
+    const std::string problem = argc > 2                 ? "one option at most"
+                                : arg.rfind('-', 0) == 0 ? "unknown option '" + arg + "'"
+                                                         : "unexpected argument '" + arg + "'";
+    std::fprintf(stderr, "xnorcl-demo: %s\n\n%s", problem.c_str(), kUsage);
+    return 2;
+  }
   try {
     return demo();
   } catch (const xnorcl::Error& e) {

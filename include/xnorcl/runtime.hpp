@@ -32,7 +32,9 @@ struct RuntimeOptions {
   // overriding the per-architecture choice of src/runtime/device_profile.cpp, so a CPU device can exercise the GPUs'
   // 32-bit path. Results are bitwise equal for both. Unset: XNORCL_WORD_BITS, else the architecture's choice.
   std::optional<int> word_bits;
-  // Build messages (program builds, cache hits and misses); unset: silent.
+  // Build messages (program builds, cache hits and misses); unset: silent. When create() compiles kernels
+  // from source rather than loading them from the program cache, its first such message begins with
+  // "compiling the OpenCL kernels" (apps may show that one: a first start takes seconds).
   std::function<void(const std::string&)> log;
 };
 

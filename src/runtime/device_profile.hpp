@@ -22,6 +22,9 @@ struct DeviceProfile {
   // binaries it returns afterwards (PoCL: one work-group function per local size). The program cache then
   // stores such a program again once its kernels have run, so a warm start skips that compilation too.
   bool binary_grows_at_first_launch = false;
+  // Appended to every program's build options on this device (and so part of its cache keys); not in the
+  // device-independent tables of all_build_option_sets, which CI compiles with -Werror.
+  std::string extra_build_options;
 };
 
 DeviceProfile profile_device(const cl::Device& device, int platform_index = 0, int device_index = 0);

@@ -206,7 +206,19 @@ std::optional<cl::Program> program_from_cache(const RuntimeState& s, const std::
   return program;
 }
 
-BuiltProgram build_program(const RuntimeState& s, const std::string& file, const std::string& options) {
+// Logged once per Runtime, before its first compilation from source, so that a slow first start says why.
+void announce_compilation(RuntimeState& s) {
+  if (s.compile_announced) return;
+  s.compile_announced = true;
+  const std::string why = s.cache.enabled()
+                              ? "not in the program cache (" + s.cache.directory() +
+                                    ") for this device, driver and xnorcl version yet; later starts load them"
+                              : "the program cache is off, so every start compiles them";
+  log(s, "compiling the OpenCL kernels for " + s.profile.info.label() + ": " + why);
+}
+
+BuiltProgram build_program(RuntimeState& s, const std::string& file, const std::string& base_options) {
+  const std::string options = base_options + s.profile.extra_build_options;
   const detail::EmbeddedKernel& k = embedded(file);
   const std::string source(k.source, k.size);
   const auto start = std::chrono::steady_clock::now();
@@ -221,6 +233,7 @@ BuiltProgram build_program(const RuntimeState& s, const std::string& file, const
       return built;
     }
   }
+  announce_compilation(s);
   built.program = cl_call([&] { return cl::Program(s.context, source); }, "creating the program of " + file);
   try {
     built.program.build(std::vector<cl::Device>{s.device}, options.c_str());

@@ -1,6 +1,7 @@
 // The program-binary cache: hits after a first build, and damaged entries ignored and rebuilt.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -61,10 +62,17 @@ TEST_CASE("program cache: empty directory builds and stores, the next runtime lo
   const CacheRun cold = create_with_cache(dir);
   CHECK(cold.count("from source") == kPrograms);
   CHECK(cold.count("cache stored") == kPrograms);
+  REQUIRE(cold.count("compiling the OpenCL kernels") == 1);  // said once, before the first build
+  const auto first_with = [&](const char* what) {
+    return std::find_if(cold.messages.begin(), cold.messages.end(),
+                        [&](const std::string& m) { return m.find(what) != std::string::npos; });
+  };
+  CHECK(first_with("compiling the OpenCL kernels for ") < first_with("from source"));
   REQUIRE(static_cast<int>(entries(dir).size()) == kPrograms);
   const CacheRun warm = create_with_cache(dir);
   CHECK(warm.count("cache hit") == kPrograms);
   CHECK(warm.count("from source") == 0);
+  CHECK(warm.count("compiling the OpenCL kernels") == 0);
   fs::remove_all(dir);
 }
 
@@ -114,7 +122,8 @@ TEST_CASE("program cache: \"off\" writes nothing", "[cache]") {
   o.log = [&run](const std::string& m) { run.messages.push_back(m); };
   Runtime::create(o);
   CHECK(run.count("from source") == kPrograms);
-  CHECK(run.count("cache") == 0);
+  CHECK(run.count("compiling the OpenCL kernels") == 1);
+  CHECK(run.count("cache") == 1);  // only that message, which says the cache is off
   CHECK_FALSE(fs::exists(dir));
 }
 

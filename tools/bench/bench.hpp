@@ -1,4 +1,4 @@
-// xnorcl-bench: the types its parts share (SPEC section 5).
+// xnorcl-bench: the types its parts share.
 #pragma once
 
 #include <cstdint>
@@ -7,14 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "xnorcl/xnorcl.hpp"
 
 namespace xnorcl_bench {
 
 // Bad command-line input: main prints the message and the usage, and exits with status 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using UsageError = xnorcl_cli::UsageError;
 
 // ---- command line -----------------------------------------------------------------------------------------
 
@@ -29,15 +28,23 @@ struct Options {
   std::vector<std::string> layer_specs;  // --layer (repeatable); empty: the default set
   std::string json_path, csv_path;
   bool quick = false;
-  int startup_runs = 3;           // startup: fresh processes per cache state
-  int batch = 1;                  // network: images per run
+  bool quiet_check = false;  // layers, network: wait for a quiet machine before measuring
+  int startup_runs = 3;      // startup: fresh processes per cache state
+  int batch = 1;             // network: images per run
   std::string model = "vehicle";  // network: vehicle | bireal18 | resnet18 | a .xnn graph file
 };
+
+// Appended to the build options of the bench's own kernels (peak.cl, network_float.cl): OpenCL's standard
+// "no warnings". PoCL prints its compiler's warnings on stderr ("24 warnings generated.": on a CPU without
+// AVX-512, 16-lane vector arguments "change the ABI", which is harmless inside one program); they would read
+// as a problem of the run. The library does the same on PoCL (src/runtime/device_profile.cpp).
+constexpr const char* kNoWarnings = " -w";
 
 // ---- statistics ------------------------------------------------------------------------------------------
 
 struct Stats {
   double min = 0, median = 0, max = 0;
+  double q1 = 0, q3 = 0;  // lower and upper quartiles (the noise verdict's spread)
   std::size_t count = 0;
 };
 Stats summarize(std::vector<double> samples);  // samples in milliseconds; empty gives count 0
@@ -66,18 +73,65 @@ struct Peak {
   int measurements = 1;  // sets of 5 launches per type that the figures are the best of
 };
 
-// Measures SPEC 5's peak on the runtime's device and queue. quick: shorter kernels (CI smoke only).
+// Measures the peak rates on the runtime's device and queue. quick: shorter kernels (CI smoke only).
 Peak measure_peak(const xnorcl::Runtime& runtime, bool quick, bool progress);
 // Per type, the better of two measurements (the layers run measures before and after: other processes on a
 // shared machine lower a single measurement, which would inflate every "% of peak").
 Peak best_of(const Peak& a, const Peak& b);
+// --quiet-check: measures the peaks until two measurements in a row agree within kPeakDriftLimit (both
+// rates), for at most two minutes; says on stderr how it went.
+void wait_for_quiet(const xnorcl::Runtime& runtime);
+
+// ---- noise ------------------------------------------------------------------------------------------------
+// Whether a run's timings can be trusted (noise.cpp): on a shared machine other processes slow some
+// repetitions and some peak measurements, which moved targets between PASS and MISS within one process. A
+// noisy run is reported with its targets not judged.
+
+// A run is noisy when its peak rates measured before and after the layers differ by more than this fraction
+// of the lower one...
+constexpr double kPeakDriftLimit = 0.15;
+// ...or when the middle half of a timed series (upper over lower quartile) spans more than this factor. The
+// quartiles ignore the odd preempted repetition, as the medians the targets use do.
+constexpr double kSpreadLimit = 2.0;
+
+struct PeakRates {
+  double binary_ops_per_s = 0;   // xor-popcount peak
+  double float_flops_per_s = 0;  // FMA peak
+};
+PeakRates rates_of(const Peak& peak);
+
+struct TimedSeries {
+  std::string name;  // "resnet_64x56 binary v=0 device"
+  Stats stats;
+};
+
+struct NoiseVerdict {
+  bool judged = false;  // false: a --quick run, or the peak measured only once
+  bool noisy = false;
+  std::string why_not_judged;
+  std::vector<std::string> reasons;  // one per peak or series beyond its limit, with the figures
+  double peak_drift = 0;             // the larger of the two peaks' drifts (fraction)
+  double worst_spread = 0;           // the largest quartile ratio of any series
+};
+
+// (larger - smaller) / smaller; 0 when either is not positive.
+double drift(double a, double b);
+// Upper over lower quartile; 0 for fewer than 4 samples or a non-positive lower quartile.
+double quartile_spread(const Stats& s);
+
+// The exit status of a run that measured and checked everything but was noisy (targets not judged).
+constexpr int kExitNoisy = 3;
+
+NoiseVerdict judge_noise(const PeakRates& before, const PeakRates& after,
+                         const std::vector<TimedSeries>& series);
+NoiseVerdict not_judged(const std::string& why);
 
 // ---- layers ----------------------------------------------------------------------------------------------
 
 // One layer: the single descriptor both the checks and the timings use.
 struct Layer {
   std::string name;        // "resnet_64x56x56"
-  std::string origin;      // "paper conv2", "spec", "resnet", "custom"
+  std::string origin;      // "paper conv2", "example", "resnet", "custom"
   xnorcl::Shape input{};   // N,C,H,W
   xnorcl::Shape filter{};  // C_OUT,C_IN,KH,KW
   std::array<int, 2> strides{1, 1};
@@ -119,7 +173,7 @@ struct FloatResult {
 struct LayerResult {
   Layer layer;
   xnorcl::Shape output{};
-  std::vector<BinaryResult> binary;  // binary[0]: --pad-value; then +1 and, on the spec layer, 0 and 0.5
+  std::vector<BinaryResult> binary;  // binary[0]: --pad-value; then +1 and, on the example layer, 0 and 0.5
   FloatResult floating;
   // oneDNN on the host CPU, measured when the device is a CPU (else "unavailable"); wall times only. Its
   // message names the implementation oneDNN chose.
@@ -133,6 +187,7 @@ struct RunInfo {
   Peak peak;
   std::vector<LayerResult> layers;
   std::vector<std::string> invalid;  // reasons the run is invalid (a stage above 100% of peak)
+  NoiseVerdict noise;
 };
 
 // ---- parts -----------------------------------------------------------------------------------------------
@@ -166,7 +221,7 @@ class FloatBaseline {
   Impl* impl_;
 };
 
-// The oneDNN float32 convolution of a layer on the host CPU (SPEC 6's stretch target; optional, Debian
+// The oneDNN float32 convolution of a layer on the host CPU (the stretch target; optional, Debian
 // libdnnl-dev): layouts of oneDNN's choice, inputs reordered once at construction, run() times the primitive.
 class OnednnBaseline {
  public:
@@ -193,6 +248,7 @@ std::vector<float> host_float_convolution(const Layer& layer, const std::vector<
 void print_layer_table(const RunInfo& run, const LayerResult& r);
 void print_summary(const RunInfo& run);
 void print_peak_table(const Peak& peak);
+void print_noise(const NoiseVerdict& noise);
 void write_json(const RunInfo& run, const std::string& path);
 void write_csv(const RunInfo& run, const std::string& path);
 
@@ -211,9 +267,10 @@ struct Target {
   std::string id, description, layer;
   double measured = 0, required = 0;
   std::string unit;    // "x", "%", ...
-  std::string status;  // PASS | MISS | N/A
+  std::string status;  // PASS | MISS | N/A | kNotJudged
   std::string note;
 };
+constexpr const char* kNotJudged = "not judged";  // a noisy run's targets
 std::vector<Target> evaluate_targets(const RunInfo& run);
 
 }  // namespace xnorcl_bench

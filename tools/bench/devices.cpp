@@ -25,6 +25,8 @@ xnorcl::Runtime make_runtime(const Options& o) {
   xnorcl::RuntimeOptions options;
   if (o.device) options.device = *o.device;  // unset fields fall back to XNORCL_DEVICE / XNORCL_VARIANT
   if (o.variant_given) options.variant = o.variant;
+  // Says why a first start is slow; not in `startup`'s timed child processes, whose output it reads.
+  if (o.command != "first-output") options.log = xnorcl_cli::compile_notice("xnorcl-bench");
   return xnorcl::Runtime::create(options);
 }
 

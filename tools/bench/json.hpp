@@ -36,4 +36,8 @@ class JsonWriter {
 
 std::string json_escape(const std::string& s);
 
+struct NoiseVerdict;
+// The run's "noise" object (report.cpp), shared by the layers and network reports.
+void json_noise(JsonWriter& j, const NoiseVerdict& noise);
+
 }  // namespace xnorcl_bench

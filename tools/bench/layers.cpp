@@ -1,4 +1,5 @@
-// The layers the bench measures: SPEC 5's default set and the --layer syntax for any other.
+// The layers the bench measures: the default set and the --layer syntax for any other.
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -19,38 +20,48 @@ Layer make(const char* name, const char* origin, xnorcl::Shape input, std::int64
   return l;
 }
 
-// "12" or "12x7": one number for both axes, or y then x.
-std::array<int, 2> parse_pair(const std::string& text, const std::string& spec, int minimum) {
-  std::array<int, 2> v{};
-  std::istringstream in(text);
-  char sep = 0;
-  if (!(in >> v[0])) throw UsageError("bad number '" + text + "' in --layer " + spec);
-  v[1] = v[0];
-  if (in >> sep) {
-    if (sep != 'x' || !(in >> v[1])) throw UsageError("bad pair '" + text + "' in --layer " + spec);
+// Layers are refused beyond these (int attributes; dimensions the library could not allocate anyway).
+constexpr std::int64_t kMaxDimension = 100000000;
+constexpr std::int64_t kMaxAttribute = 1000000;
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t from = 0;
+  for (std::size_t at; (at = text.find(separator, from)) != std::string::npos; from = at + 1) {
+    parts.push_back(text.substr(from, at - from));
   }
-  in >> std::ws;
-  if (!in.eof()) throw UsageError("trailing characters in '" + text + "' of --layer " + spec);
-  if (v[0] < minimum || v[1] < minimum) {
-    throw UsageError("'" + text + "' in --layer " + spec + " must be at least " + std::to_string(minimum));
+  parts.push_back(text.substr(from));
+  return parts;
+}
+
+// "12" or "12x7": one number for both axes, or y then x. `what` is "stride", "pad" or "dilation".
+std::array<int, 2> parse_pair(const std::string& text, const std::string& spec, const char* what,
+                              int minimum) {
+  const std::vector<std::string> parts = split(text, 'x');
+  if (parts.size() > 2) throw UsageError("--layer " + spec + ": " + what + " '" + text + "' is not N or YxX");
+  std::array<int, 2> v{};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::string& part = parts[std::min(i, parts.size() - 1)];
+    v[i] = static_cast<int>(
+        xnorcl_cli::parse_int("--layer " + spec + ": " + what, part, minimum, kMaxAttribute));
   }
   return v;
 }
 
-std::vector<std::int64_t> parse_dims(const std::string& text, const std::string& spec, std::size_t count) {
-  std::vector<std::int64_t> dims;
-  std::istringstream in(text);
-  std::string part;
-  while (std::getline(in, part, 'x')) {
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9) {
-      throw UsageError("bad dimension '" + part + "' in --layer " + spec);
-    }
-    dims.push_back(std::stoll(part));
-    if (dims.back() < 1) throw UsageError("dimension 0 in --layer " + spec);
+// "1x3x8x8" with the names of its dimensions ({"N", "C", "H", "W"}), each at least 1.
+std::vector<std::int64_t> parse_dims(const std::string& text, const std::string& spec,
+                                     const std::vector<std::string>& names) {
+  const std::vector<std::string> parts = split(text, 'x');
+  if (parts.size() != names.size()) {
+    std::string form;
+    for (const auto& n : names) form += (form.empty() ? "" : "x") + n;
+    throw UsageError("--layer " + spec + ": '" + text + "' needs " + std::to_string(names.size()) +
+                     " dimensions, " + form);
   }
-  if (dims.size() != count) {
-    throw UsageError("'" + text + "' in --layer " + spec + " needs " + std::to_string(count) +
-                     " dimensions separated by x");
+  std::vector<std::int64_t> dims;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    dims.push_back(xnorcl_cli::parse_int("--layer " + spec + ": " + names[i] + " in '" + text + "'", parts[i],
+                                         1, kMaxDimension));
   }
   return dims;
 }
@@ -95,7 +106,7 @@ std::vector<Layer> default_layers() {
       make("paper_conv1", "paper conv1", {1, 3, 96, 96}, 32, 5, 2),
       make("paper_conv2", "paper conv2", {1, 32, 48, 48}, 32, 5, 2),
       make("paper_fc", "paper fc", {1, 18432, 1, 1}, 100, 1, 0),
-      make("spec_224", "spec", {1, 3, 224, 224}, 64, 5, 2),
+      make("example_224", "example", {1, 3, 224, 224}, 64, 5, 2),
       make("resnet_64x56", "resnet", {1, 64, 56, 56}, 64, 3, 1),
       make("resnet_256x14", "resnet", {1, 256, 14, 14}, 256, 3, 1),
       make("resnet_512x7", "resnet", {1, 512, 7, 7}, 512, 3, 1),
@@ -103,15 +114,12 @@ std::vector<Layer> default_layers() {
 }
 
 Layer parse_layer(const std::string& spec) {
-  std::vector<std::string> parts;
-  std::istringstream in(spec);
-  std::string part;
-  while (std::getline(in, part, ':')) parts.push_back(part);
+  const std::vector<std::string> parts = split(spec, ':');
   if (parts.size() < 2) {
     throw UsageError("--layer " + spec + ": expected NxCxHxW:OxKHxKW[:sS][:pP][:dD]");
   }
-  const auto x = parse_dims(parts[0], spec, 4);
-  const auto f = parse_dims(parts[1], spec, 3);
+  const auto x = parse_dims(parts[0], spec, {"N", "C", "H", "W"});
+  const auto f = parse_dims(parts[1], spec, {"O", "KH", "KW"});
   Layer l;
   l.origin = "custom";
   l.input = {x[0], x[1], x[2], x[3]};
@@ -126,9 +134,9 @@ Layer parse_layer(const std::string& spec) {
     if (seen[index]) throw UsageError("--layer " + spec + ": '" + p[0] + "' given twice");
     seen[index] = true;
     const std::string value = p.substr(1);
-    if (p[0] == 's') l.strides = parse_pair(value, spec, 1);
-    if (p[0] == 'p') l.pads = parse_pair(value, spec, 0);
-    if (p[0] == 'd') l.dilations = parse_pair(value, spec, 1);
+    if (p[0] == 's') l.strides = parse_pair(value, spec, "stride", 1);
+    if (p[0] == 'p') l.pads = parse_pair(value, spec, "pad", 0);
+    if (p[0] == 'd') l.dilations = parse_pair(value, spec, "dilation", 1);
   }
   l.name = parts[0] + "_" + parts[1];
   try {

@@ -1,8 +1,10 @@
-// xnorcl-bench: the device benchmarking CLI (SPEC section 5). This file parses the command line and
-// dispatches; each subcommand lives in its own file.
+// xnorcl-bench: the device benchmarking CLI. This file parses the command line and dispatches; each
+// subcommand lives in its own file.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "bench.hpp"
@@ -15,49 +17,54 @@ const char* const kUsage = R"(usage: xnorcl-bench <command> [options]
 commands:
   devices          every OpenCL platform and device, the facts behind the variant choice, and the choice
   peak             the device's xor-popcount and float32 FMA peak rates, per word type
-  layers           check, then time, binary layers beside CLBlast float32 and the peaks (SPEC 5's set
-                   unless --layer is given), with SPEC 6's targets
-  network          check, then time, the paper's vehicle classifier (xnorcl::Network) beside a float32
+  layers           check, then time, binary layers beside CLBlast float32 (and oneDNN on a CPU device) and
+                   the peaks: the default set (the layers of the vehicle classifier of Khan et al., "Binarized
+                   Convolutional Neural Networks for Efficient Inference on GPUs" (EUSIPCO 2018), the
+                   README example's 1x3x224x224 layer, three ResNet layers)
+                   unless --layer is given, with the performance targets
+  network          check, then time, that vehicle classifier (xnorcl::Network) beside a float32
                    network of the same layers (CLBlast) on the same queue: per layer and whole network
-  startup          process start to first correct output of the spec's layer in fresh processes, cold
+  startup          process start to first correct output of the example layer in fresh processes, cold
                    (empty program cache) against warm, with PoCL's own cache off
 
 options:
   --device D       "P:D" (platform:device indices) or a substring of "<platform> / <device>"
                    (default: XNORCL_DEVICE, else the first GPU, accelerator, CPU)
   --variant V      auto | local | global (default: XNORCL_VARIANT, else auto)
-  --layer SPEC     NxCxHxW:OxKHxKW[:sS][:pP][:dD], S/P/D a number or YxX; repeatable; replaces the
+  --layer LAYER    NxCxHxW:OxKHxKW[:sS][:pP][:dD], S/P/D a number or YxX; repeatable; replaces the
                    default set. Example: --layer 1x64x56x56:64x3x3:s1:p1
   --warmup N       untimed rounds per layer (default 3)
   --reps N         timed rounds per layer, binary and float interleaved (default 20; targets need 20)
   --pad-value V    binary pad_value of the main measurement (default 0, as the float baseline's zero
-                   padding); +1 is always timed beside it, 0 and 0.5 too on the spec's layer
+                   padding); +1 is always timed beside it, 0 and 0.5 too on the example layer
   --json FILE      write every figure as JSON (schema 1); tools/plot_bench.py charts it
   --csv FILE       write the timings as CSV
   --quick          1 warm-up, 3 reps, short peak kernels: a smoke run, not a measurement
+  --quiet-check    layers, network: before measuring, wait (up to 2 minutes) until two peak measurements
+                   in a row agree within 15%
   --batch N        network: images per run (default 1)
   --model M        network: vehicle (the default: the chain network beside its CLBlast float32 twin),
                    bireal18, resnet18 (graphs built in code, seeded) or a .xnn graph file
   --runs N         startup: fresh processes per cache state (default 3)
   -h, --help       this text
+  --version        the version of xnorcl-bench and of the library
+
+A run is noisy when its peaks, measured before and after the layers, differ by more than 15%, or when the
+middle half of a timed series (upper over lower quartile) spans more than 2x: its targets are then not
+judged. Exit status: 0 measured (targets met or missed), 1 a wrong result or an error, 2 bad usage,
+3 noisy run.
 )";
 
-int parse_int(const std::string& name, const std::string& v, int minimum) {
-  char* end = nullptr;
-  errno = 0;
-  const long n = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno != 0 || n < minimum || n > 1000000) {
-    throw UsageError(name + " needs an integer of at least " + std::to_string(minimum) + ", not '" + v + "'");
-  }
-  return static_cast<int>(n);
+int parse_count(const std::string& name, const std::string& v, int minimum) {
+  return static_cast<int>(xnorcl_cli::parse_int(name, v, minimum, 1000000));
 }
 
 float parse_pad_value(const std::string& v) {
-  char* end = nullptr;
-  const float f = std::strtof(v.c_str(), &end);
+  const double d = xnorcl_cli::parse_finite("--pad-value", v);
+  const float f = static_cast<float>(d);
   // The library refuses these too, but only after building a runtime: fail fast with the usage.
-  if (v.empty() || *end != '\0' || !std::isfinite(f) || (f != 0 && std::fpclassify(f) == FP_SUBNORMAL)) {
-    throw UsageError("--pad-value needs a finite, normal number, not '" + v + "'");
+  if (!std::isfinite(f) || (f != 0 && std::fpclassify(f) == FP_SUBNORMAL)) {
+    throw UsageError("--pad-value needs a finite, normal float32 number, not '" + v + "'");
   }
   return f;
 }
@@ -66,15 +73,26 @@ Options parse(int argc, char** argv) {
   Options o;
   if (argc < 2) throw UsageError("no command given");
   o.command = argv[1];
-  if (o.command == "-h" || o.command == "--help") return o;
+  if (o.command == "-h" || o.command == "--help" || o.command == "--version") return o;
   if (o.command != "devices" && o.command != "peak" && o.command != "layers" && o.command != "network" &&
       o.command != "startup" && o.command != "first-output") {
-    throw UsageError("unknown command '" + o.command + "'");
+    throw UsageError(o.command.rfind('-', 0) == 0
+                         ? "unknown option '" + o.command + "' (a command comes first)"
+                         : "unknown command '" + o.command + "'");
   }
   bool reps_given = false, warmup_given = false;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i], value;
-    const bool flag = arg == "--quick" || arg == "-h" || arg == "--help";
+    const bool flag =
+        arg == "--quick" || arg == "--quiet-check" || arg == "-h" || arg == "--help" || arg == "--version";
+    static const char* const kValueOptions[] = {"--device",    "--variant", "--layer", "--warmup", "--reps",
+                                                "--pad-value", "--json",    "--csv",   "--batch",  "--runs"};
+    const std::string name = arg.substr(0, arg.find('='));
+    if (!flag && std::none_of(std::begin(kValueOptions), std::end(kValueOptions),
+                              [&](const char* known) { return name == known; })) {
+      throw UsageError(arg.rfind("-", 0) == 0 ? "unknown option '" + name + "'"
+                                              : "unexpected argument '" + arg + "'");
+    }
     if (!flag) {
       const auto eq = arg.find('=');
       if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
@@ -87,10 +105,12 @@ Options parse(int argc, char** argv) {
                                                  : "unexpected argument '" + arg + "'");
       }
     }
-    if (arg == "-h" || arg == "--help") {
-      o.command = "--help";
+    if (arg == "-h" || arg == "--help" || arg == "--version") {
+      o.command = arg == "--version" ? arg : "--help";
     } else if (arg == "--quick") {
       o.quick = true;
+    } else if (arg == "--quiet-check") {
+      o.quiet_check = true;
     } else if (arg == "--device") {
       o.device = value;
     } else if (arg == "--variant") {
@@ -108,23 +128,25 @@ Options parse(int argc, char** argv) {
       (void)parse_layer(value);  // refuse a bad layer now, before any device work
       o.layer_specs.push_back(value);
     } else if (arg == "--warmup") {
-      o.warmup = parse_int(arg, value, 0);
+      o.warmup = parse_count(arg, value, 0);
       warmup_given = true;
     } else if (arg == "--reps") {
-      o.reps = parse_int(arg, value, 1);
+      o.reps = parse_count(arg, value, 1);
       reps_given = true;
     } else if (arg == "--pad-value") {
       o.pad_value = parse_pad_value(value);
     } else if (arg == "--json") {
+      xnorcl_cli::check_output_path(arg, value);  // now, not after a run of minutes
       o.json_path = value;
     } else if (arg == "--csv") {
+      xnorcl_cli::check_output_path(arg, value);
       o.csv_path = value;
     } else if (arg == "--batch") {
-      o.batch = parse_int(arg, value, 1);
+      o.batch = parse_count(arg, value, 1);
     } else if (arg == "--model") {
       o.model = value;
     } else if (arg == "--runs") {
-      o.startup_runs = parse_int(arg, value, 1);
+      o.startup_runs = parse_count(arg, value, 1);
     } else {
       throw UsageError("unknown option '" + arg + "'");
     }
@@ -150,6 +172,10 @@ int main(int argc, char** argv) {
   }
   if (o.command == "--help") {
     std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (o.command == "--version") {
+    std::printf("%s\n", xnorcl_cli::version_line("xnorcl-bench").c_str());
     return 0;
   }
   try {

@@ -1,5 +1,5 @@
 // xnorcl-bench network: the vehicle classifier (binary, xnorcl::Network) beside a float32 network of the same
-// layer sequence and shapes (CLBlast and two small kernels) on the same device and queue (issue 7, item 5).
+// layer sequence and shapes (CLBlast and two small kernels) on the same device and queue.
 #pragma once
 
 #include <cstdint>

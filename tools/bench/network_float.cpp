@@ -243,7 +243,7 @@ FloatNetwork::FloatNetwork(const xnorcl::Runtime& rt, const xnorcl::NetworkSpec&
     // Device objects.
     cl::Program program(m.context, kernel_source("network_float.cl"));
     try {
-      program.build({rt.device()}, "");  // no fast-math: fma and comparisons exact
+      program.build({rt.device()}, kNoWarnings);  // no fast-math: fma and comparisons exact
     } catch (const cl::Error&) {
       throw std::runtime_error("building network_float.cl failed: " +
                                program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(rt.device()));

@@ -1,4 +1,4 @@
-// `xnorcl-bench peak`: the device's xor-popcount and FMA peak rates (SPEC section 5). The layer figures
+// `xnorcl-bench peak`: the device's xor-popcount and FMA peak rates. The layer figures
 // (% of peak, time of a perfect float convolution) are measured against these.
 #include <algorithm>
 #include <chrono>
@@ -60,7 +60,7 @@ class PeakRunner {
   PeakRunner(const xnorcl::Runtime& rt, bool quick, bool progress)
       : rt_(rt), quick_(quick), progress_(progress), queue_(rt.queue()) {
     const auto& info = rt.device_info();
-    // At least 2^14 work-items (SPEC 5); more on wide devices so every compute unit has several groups.
+    // At least 2^14 work-items; more on wide devices so every compute unit has several groups.
     work_items_ = std::clamp<std::size_t>(info.compute_units * info.max_work_group_size * 4,
                                           std::size_t{1} << 14, std::size_t{1} << 20);
     std::vector<std::uint8_t> bits(kInputWords * 64);
@@ -79,8 +79,8 @@ class PeakRunner {
   cl::Program build(const std::string& options, std::string& log) {
     cl::Program program(rt_.context(), kernel_source("peak.cl"));
     try {
-      // No fast-math options (SPEC 4): the FMA kernel must measure fma() as written.
-      program.build(std::vector<cl::Device>{rt_.device()}, options.c_str());
+      // No fast-math options: the FMA kernel must measure fma() as written.
+      program.build(std::vector<cl::Device>{rt_.device()}, (options + kNoWarnings).c_str());
     } catch (const cl::Error&) {
       log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(rt_.device());
       return cl::Program();
@@ -272,6 +272,32 @@ void print_peak_table(const Peak& peak) {
               peak.float_type.c_str());
   if (peak.float_flops_per_s > 0) {
     std::printf("  ratio: %.1f binary MACs per flop\n", peak.binary_ops_per_s / peak.float_flops_per_s);
+  }
+}
+
+void wait_for_quiet(const xnorcl::Runtime& runtime) {
+  const auto start = std::chrono::steady_clock::now();
+  PeakRates last = rates_of(measure_peak(runtime, false, false));
+  for (int round = 2;; ++round) {
+    const PeakRates now = rates_of(measure_peak(runtime, false, false));
+    const double moved = std::max(drift(last.binary_ops_per_s, now.binary_ops_per_s),
+                                  drift(last.float_flops_per_s, now.float_flops_per_s));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (moved <= kPeakDriftLimit) {
+      std::fprintf(stderr,
+                   "quiet check: two peak measurements in a row within %.0f%% (%.0f%%) after %.0f s\n",
+                   100 * kPeakDriftLimit, 100 * moved, seconds);
+      return;
+    }
+    if (seconds > 120) {
+      std::fprintf(stderr,
+                   "quiet check: the peaks still move %.0f%% between measurements after %.0f s; measuring "
+                   "anyway (the run may be judged noisy)\n",
+                   100 * moved, seconds);
+      return;
+    }
+    std::fprintf(stderr, "quiet check %d: the peaks moved %.0f%%; measuring again\n", round, 100 * moved);
+    last = now;
   }
 }
 

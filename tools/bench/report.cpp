@@ -1,4 +1,4 @@
-// The bench's output: a table per layer, a summary with SPEC 6's targets, JSON (schema 1) and CSV.
+// The bench's output: a table per layer, a summary with the targets, JSON (schema 1) and CSV.
 // Every derived figure comes from the functions at the top, so the table, the files and the targets agree.
 #include <cmath>
 #include <cstdio>
@@ -205,17 +205,17 @@ std::vector<Target> evaluate_targets(const RunInfo& run) {
   bool measured_onednn = false;
   for (const auto& r : run.layers) {
     const std::string& o = r.layer.origin;
-    const bool resnet = o == "resnet", conv2 = o == "paper conv2", spec = o == "spec",
+    const bool resnet = o == "resnet", conv2 = o == "paper conv2", example = o == "example",
                conv1 = o == "paper conv1";
     const BinaryResult* b = r.binary.empty() ? nullptr : &r.binary[0];
     const double binary = b ? binary_ms(*b) : NAN;
-    if (resnet || conv2 || spec) {
+    if (resnet || conv2 || example) {
       const double perfect = perfect_float_ms(r.layer, run.peak);
       const double ratio = perfect / binary;  // > 1: faster than a perfect float conv
       add("faster_than_perfect_float", "binary device time < 2*MACs / float32 FMA peak", r.layer.name, ratio,
           1.0, "x", ratio > 1.0);
     }
-    if (resnet || conv2 || conv1 || spec) {
+    if (resnet || conv2 || conv1 || example) {
       const double need = (resnet || conv2) ? 10.0 : 4.0;
       const double s = speedup_over_float(r);
       std::string note =
@@ -225,24 +225,31 @@ std::vector<Target> evaluate_targets(const RunInfo& run) {
           "binary at least " + fmt("%.0f", need) + "x faster than CLBlast float32", r.layer.name, s, need,
           "x", s >= need, note);
     }
-    // SPEC 6's stretch names conv2 and the 1x256x14x14 layer.
+    // The stretch target names conv2 and the 1x256x14x14 layer.
     if (r.onednn.status != "unavailable" && (conv2 || r.layer.name == "resnet_256x14")) {
       const double s = speedup_over_onednn(r);
       add("stretch_beat_onednn_on_cpu", "on a CPU device, faster than oneDNN's float32 convolution (wall)",
           r.layer.name, s, 1.0, "x", s > 1.0, r.onednn.implementation);
       measured_onednn = true;
     }
-    if (resnet || spec) {
+    if (resnet || example) {
       const double pct = b ? gemm_percent_of_peak(r.layer, *b, run.peak) : NAN;
       add("gemm_50pct_of_peak", "GEMM stage at >= 50% of the xor-popcount peak", r.layer.name, pct, 50.0, "%",
           pct >= 50.0);
     }
-    if (spec) {
+    if (example) {
       for (float v : {0.0f, 0.5f}) {
         const double ratio = pad_ratio(r, v);
         add("pad_value_" + fmt("%g", v) + "_vs_plus1", "pad_value " + fmt("%g", v) + " within 1.10x of +1",
             r.layer.name, ratio, 1.10, "x", ratio <= 1.10);
       }
+    }
+  }
+  if (run.noise.noisy) {
+    for (Target& t : targets) {
+      if (t.status == "N/A") continue;
+      t.status = kNotJudged;
+      t.note = "not judged (noisy run)" + (t.note.empty() ? "" : "; " + t.note);
     }
   }
   if (!targets.empty()) {
@@ -299,12 +306,13 @@ void print_summary(const RunInfo& run) {
 
   const auto targets = evaluate_targets(run);
   if (targets.empty()) {
-    std::printf("\nSPEC 6 targets: none of the target layers is in this run\n");
+    std::printf("\nTargets: none of the target layers is in this run\n");
   } else {
     int pass = 0, miss = 0;
-    std::printf("\n== SPEC 6 targets (variant %s%s%s)\n", run.variant.c_str(),
-                run.requested_variant != "auto" ? ", forced: SPEC 6 judges the variant Auto picks" : "",
-                run.options.reps < 20 ? "; fewer than 20 reps: indicative only" : "");
+    std::printf(
+        "\n== Targets (variant %s%s%s)\n", run.variant.c_str(),
+        run.requested_variant != "auto" ? ", forced: the targets are meant for the variant Auto picks" : "",
+        run.options.reps < 20 ? "; fewer than 20 reps: indicative only" : "");
     for (const auto& t : targets) {
       if (t.status == "PASS") ++pass;
       if (t.status == "MISS") ++miss;
@@ -313,16 +321,40 @@ void print_summary(const RunInfo& run) {
       std::string required =
           (t.id.rfind("pad_value", 0) == 0 ? "<= " : ">= ") + fmt("%.2f", t.required) + t.unit;
       if (t.id == "faster_than_perfect_float" || t.id == "stretch_beat_onednn_on_cpu") required = "> 1.00x";
-      std::printf("  %-4s %-27s %-15s measured %-10s need %-9s %s%s%s\n", t.status.c_str(), t.id.c_str(),
-                  t.layer.c_str(), t.status == "N/A" ? "-" : measured.c_str(),
-                  t.status == "N/A" ? "-" : required.c_str(), t.description.c_str(),
+      const bool shown = t.status != "N/A";
+      std::printf("  %-4s %-27s %-15s measured %-10s need %-9s %s%s%s\n",
+                  t.status == kNotJudged ? "-" : t.status.c_str(), t.id.c_str(), t.layer.c_str(),
+                  shown ? measured.c_str() : "-", shown ? required.c_str() : "-", t.description.c_str(),
                   t.note.empty() ? "" : "; ", t.note.c_str());
     }
-    std::printf("  %d PASS, %d MISS\n", pass, miss);
+    if (run.noise.noisy) {
+      std::printf("  targets not judged: noisy run\n");
+    } else {
+      std::printf("  %d PASS, %d MISS\n", pass, miss);
+    }
   }
+  print_noise(run.noise);
   if (!run.invalid.empty()) {
     std::printf("\nRUN INVALID: a stage measured above 100%% of peak (the peak was mismeasured):\n");
     for (const auto& s : run.invalid) std::printf("  %s\n", s.c_str());
+  }
+}
+
+void print_noise(const NoiseVerdict& noise) {
+  if (!noise.judged) {
+    std::printf("\nnoise: not checked: %s\n", noise.why_not_judged.c_str());
+  } else if (!noise.noisy) {
+    std::printf(
+        "\nnoise: quiet run (peaks moved %.0f%% during the run, limit %.0f%%; widest middle half of a "
+        "timed series %.2fx, limit %.2fx)\n",
+        100 * noise.peak_drift, 100 * kPeakDriftLimit, noise.worst_spread, kSpreadLimit);
+  } else {
+    std::printf(
+        "\nNOISY RUN: other work on this machine disturbed the measurements, so the targets are not "
+        "judged (exit status %d):\n",
+        kExitNoisy);
+    for (const auto& r : noise.reasons) std::printf("  %s\n", r.c_str());
+    std::printf("  Run again when the machine is quiet; --quiet-check waits for that before measuring.\n");
   }
 }
 
@@ -339,6 +371,8 @@ void json_stats(JsonWriter& j, const char* key, const Stats& s) {
       .value("min", s.min)
       .value("median", s.median)
       .value("max", s.max)
+      .value("q1", s.q1)
+      .value("q3", s.q3)
       .value("count", s.count);
   j.end_object();
 }
@@ -372,6 +406,18 @@ void json_peak_entries(JsonWriter& j, const char* key, const std::vector<PeakEnt
 }
 
 }  // namespace
+
+void json_noise(JsonWriter& j, const NoiseVerdict& noise) {
+  j.begin_object("noise").value("judged", noise.judged).value("noisy", noise.noisy);
+  if (!noise.judged) j.value("why_not_judged", noise.why_not_judged);
+  if (noise.judged)
+    j.value("peak_drift", noise.peak_drift).value("worst_quartile_spread", noise.worst_spread);
+  j.value("peak_drift_limit", kPeakDriftLimit).value("quartile_spread_limit", kSpreadLimit);
+  j.begin_array("reasons");
+  for (const auto& r : noise.reasons) j.value(nullptr, r);
+  j.end_array();
+  j.end_object();
+}
 
 void write_json(const RunInfo& run, const std::string& path) {
   std::ofstream out(path);
@@ -476,6 +522,7 @@ void write_json(const RunInfo& run, const std::string& path) {
     j.end_object();
   }
   j.end_array();
+  json_noise(j, run.noise);
   j.value("valid", run.invalid.empty());
   j.begin_array("invalid_reasons");
   for (const auto& s : run.invalid) j.value(nullptr, s);

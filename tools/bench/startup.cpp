@@ -1,5 +1,5 @@
-// `xnorcl-bench startup`: process start to the first correct output of the spec's layer, each in a fresh
-// process (SPEC 6), with PoCL's own kernel cache off so only xnorcl's program-binary cache differs:
+// `xnorcl-bench startup`: process start to the first correct output of the example layer, each in a
+// fresh process, with PoCL's own kernel cache off so only xnorcl's program-binary cache differs:
 // cold = empty cache directory, warm = the directory a previous process filled.
 //
 // The parent reads CLOCK_MONOTONIC (system-wide), spawns `xnorcl-bench first-output` and the child reports
@@ -31,11 +31,11 @@ double monotonic_ms() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
 }
 
-Layer spec_layer() {
+Layer example_layer() {
   for (const auto& l : default_layers()) {
-    if (l.origin == "spec") return l;
+    if (l.origin == "example") return l;
   }
-  throw std::logic_error("no spec layer in the default set");
+  throw std::logic_error("no example layer in the default set");
 }
 
 // Spawns `self first-output ...` with the given cache directory; returns the milliseconds from just before
@@ -97,7 +97,7 @@ double time_child(const std::string& self, const Options& o, const std::string& 
 }  // namespace
 
 int run_first_output(const Options& o) {
-  const Layer l = spec_layer();
+  const Layer l = example_layer();
   // Inputs first: generating them is not start-up work a real app would do differently.
   std::mt19937 rng(7);
   const auto& in = l.input;
@@ -139,9 +139,9 @@ int run_startup(const Options& o, const char* argv0) {
   const std::filesystem::path dir = dir_template;
 
   std::printf(
-      "xnorcl-bench startup: spec layer %s, %d fresh process(es) per state, POCL_KERNEL_CACHE=0, "
+      "xnorcl-bench startup: example layer %s, %d fresh process(es) per state, POCL_KERNEL_CACHE=0, "
       "XNORCL_CACHE_DIR=%s\n",
-      spec_layer().describe().c_str(), o.startup_runs, dir.c_str());
+      example_layer().describe().c_str(), o.startup_runs, dir.c_str());
   std::vector<double> cold, warm;
   int status = 0;
   for (int i = 0; i < o.startup_runs && status == 0; ++i) {

@@ -1,5 +1,5 @@
-// Min, median and max of timing samples. Targets use medians: robust to the odd preempted repetition on a
-// shared machine.
+// Min, quartiles, median and max of timing samples. Targets use medians: robust to the odd preempted
+// repetition on a shared machine.
 #include <algorithm>
 
 #include "bench.hpp"
@@ -14,7 +14,16 @@ Stats summarize(std::vector<double> samples) {
   const std::size_t n = samples.size();
   s.min = samples.front();
   s.max = samples.back();
-  s.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  // Linear interpolation between the closest ranks, as numpy's default percentile.
+  const auto quantile = [&](double q) {
+    const double pos = q * static_cast<double>(n - 1);
+    const std::size_t lo = static_cast<std::size_t>(pos);
+    const std::size_t hi = std::min(lo + 1, n - 1);
+    return samples[lo] + (pos - static_cast<double>(lo)) * (samples[hi] - samples[lo]);
+  };
+  s.median = quantile(0.5);
+  s.q1 = quantile(0.25);
+  s.q3 = quantile(0.75);
   return s;
 }
 

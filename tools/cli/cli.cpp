@@ -1,0 +1,81 @@
+#include "cli.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "xnorcl/version.hpp"
+
+namespace xnorcl_cli {
+
+namespace {
+
+template <typename T>
+T parse_decimal(const std::string& what, const std::string& text, const std::string& range) {
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != end) {
+    throw UsageError(what + " needs an integer " + range + ", not '" + text + "'");
+  }
+  if (ec == std::errc::result_out_of_range) throw UsageError(what + " must be " + range + ", not " + text);
+  return value;
+}
+
+}  // namespace
+
+std::int64_t parse_int(const std::string& what, const std::string& text, std::int64_t minimum,
+                       std::int64_t maximum) {
+  const std::string range = "from " + std::to_string(minimum) + " to " + std::to_string(maximum);
+  const std::int64_t v = parse_decimal<std::int64_t>(what, text, range);
+  if (v < minimum || v > maximum) throw UsageError(what + " must be " + range + ", not " + text);
+  return v;
+}
+
+std::uint64_t parse_uint64(const std::string& what, const std::string& text) {
+  return parse_decimal<std::uint64_t>(what, text, "from 0 to 18446744073709551615");
+}
+
+double parse_finite(const std::string& what, const std::string& text) {
+  // strtod also takes leading spaces, hex floats, "inf" and "nan": refused here before or after it.
+  const bool plain = !text.empty() && text.find_first_not_of("0123456789+-.eE") == std::string::npos;
+  char* end = nullptr;
+  errno = 0;
+  const double v = plain ? std::strtod(text.c_str(), &end) : 0.0;
+  if (!plain || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) {
+    throw UsageError(what + " needs a finite decimal number, not '" + text + "'");
+  }
+  return v;
+}
+
+void check_output_path(const std::string& what, const std::string& path) {
+  struct stat st {};
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  if (path.empty()) throw UsageError(what + " needs a file name");
+  if (existed && S_ISDIR(st.st_mode)) throw UsageError(what + " " + path + " is a directory");
+  // Opening for append creates a missing file and leaves an existing one unchanged.
+  if (!std::ofstream(path, std::ios::app)) {
+    throw UsageError(what + " " + path + " cannot be written (" + std::strerror(errno) + ")");
+  }
+  if (!existed) std::remove(path.c_str());
+}
+
+std::string version_line(const char* tool) {
+  return std::string(tool) + " " + XNORCL_VERSION_STRING + " (library " + xnorcl::version() + ")";
+}
+
+std::function<void(const std::string&)> compile_notice(const char* tool) {
+  return [tool = std::string(tool)](const std::string& message) {
+    if (message.rfind("compiling the OpenCL kernels", 0) != 0) return;
+    std::fprintf(stderr, "%s: %s (once: seconds on a GPU, up to a minute on a CPU)\n", tool.c_str(),
+                 message.c_str());
+  };
+}
+
+}  // namespace xnorcl_cli

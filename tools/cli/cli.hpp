@@ -1,0 +1,37 @@
+// What every xnorcl command-line tool shares: strict number parsing, output paths checked before the work,
+// the --version line and the message of a first start that compiles the kernels.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace xnorcl_cli {
+
+// Bad command-line input: the tool prints the message (and its usage) and exits with status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The whole of `text` as a decimal integer in [minimum, maximum]: no spaces, no '+', no trailing characters.
+// `what` names the value in the message ("--reps", "N of --layer 1x3x8x8:4x3x3").
+std::int64_t parse_int(const std::string& what, const std::string& text, std::int64_t minimum,
+                       std::int64_t maximum);
+// Any 64-bit unsigned decimal (seeds): "-5" is refused, not wrapped around.
+std::uint64_t parse_uint64(const std::string& what, const std::string& text);
+// A finite decimal number ("0.5", "-1", "1e-3"); NaN, infinities, hex and trailing characters are refused.
+double parse_finite(const std::string& what, const std::string& text);
+
+// Refuses a path the tool could not write (a missing or unwritable directory, a directory), so that a long
+// run does not fail at its end. Leaves an existing file as it is; a file it had to create is removed again.
+void check_output_path(const std::string& what, const std::string& path);
+
+// "xnorcl-bench 0.1.0 (library 0.1.0)": the tool's build and the library it runs.
+std::string version_line(const char* tool);
+
+// A RuntimeOptions::log hook that prints, on stderr, only the message of a Runtime that compiles its kernels
+// rather than loading them from the program cache, so that a slow first start says why.
+std::function<void(const std::string&)> compile_notice(const char* tool);
+
+}  // namespace xnorcl_cli

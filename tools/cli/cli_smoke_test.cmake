@@ -1,0 +1,24 @@
+# Every tool: --help and --version exit 0; a bad number, an unknown option and an unwritable output path exit 2
+# with a message that names them, before any device work. BENCH, CLASSIFY, DEMO: the programs; WORK: a folder.
+function(expect rc_wanted pattern)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc STREQUAL rc_wanted OR NOT "${out}${err}" MATCHES "${pattern}")
+    message(FATAL_ERROR "${ARGN}: exit ${rc} (wanted ${rc_wanted}), output not matching '${pattern}':\n${out}${err}")
+  endif()
+endfunction()
+
+foreach(tool BENCH CLASSIFY DEMO)
+  get_filename_component(name "${${tool}}" NAME)
+  expect(0 "^${name} [0-9]+\\.[0-9]+\\.[0-9]+ \\(library [0-9]+\\.[0-9]+\\.[0-9]+\\)\n$" "${${tool}}" --version)
+  expect(0 "usage: ${name}" "${${tool}}" --help)
+  expect(2 "unknown option '--bogus'" "${${tool}}" --bogus)
+endforeach()
+
+expect(2 "--reps needs an integer from 1 to 1000000, not 'abc'" "${BENCH}" layers --reps abc)
+expect(2 "--reps must be from 1 to 1000000, not -5" "${BENCH}" layers --reps -5)
+expect(2 "--layer 0x8x8x8:8x3x3: N in '0x8x8x8' must be from 1" "${BENCH}" layers --layer 0x8x8x8:8x3x3)
+expect(2 "--json ${WORK}/missing/run.json cannot be written" "${BENCH}" layers --json "${WORK}/missing/run.json")
+expect(2 "--seed needs an integer from 0 to 18446744073709551615, not '-5'" "${CLASSIFY}" --seed -5 x.ppm)
+expect(2 "--seed needs an integer from 0 to 18446744073709551615, not 'abc'" "${CLASSIFY}" --seed abc x.ppm)
+expect(2 "--write-random-weights ${WORK}/missing/w.xnn cannot be written" "${CLASSIFY}"
+  --write-random-weights "${WORK}/missing/w.xnn")
