@@ -1,0 +1,165 @@
+// What a malformed network file may cost: parse_network allocates at most a small multiple of the file's own
+// size, whatever counts the file claims. Measured by counting the bytes operator new hands out while a parse
+// runs on this thread.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "xnorcl/xnorcl.hpp"
+
+using namespace xnorcl;
+
+namespace {
+
+thread_local bool counting = false;
+thread_local std::size_t counted_bytes = 0;
+thread_local std::size_t largest_allocation = 0;
+
+void* allocate(std::size_t n) {
+  if (counting) {
+    counted_bytes += n;
+    if (n > largest_allocation) largest_allocation = n;
+  }
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+
+struct Cost {
+  std::size_t total = 0, largest = 0;
+  bool refused = false;
+  std::string message;
+};
+
+Cost parse_cost(const std::string& bytes) {
+  Cost c;
+  counted_bytes = largest_allocation = 0;
+  counting = true;
+  try {
+    parse_network(bytes);
+  } catch (const InvalidArgument& e) {
+    counting = false;
+    c.refused = true;
+    c.message = e.what();
+  }
+  counting = false;
+  c.total = counted_bytes;
+  c.largest = largest_allocation;
+  return c;
+}
+
+void put_u32(std::string& s, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void put_i64(std::string& s, std::int64_t v) {
+  for (int i = 0; i < 8; ++i)
+    s.push_back(static_cast<char>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xff));
+}
+
+// Magic, version, input [1, 8, 4, 4], one layer of `kind` whose body starts with `body`.
+std::string file_with_layer(std::uint32_t kind, const std::string& body) {
+  std::string s = "XNORNET1";
+  put_u32(s, 1);
+  for (std::int64_t d : {1, 8, 4, 4}) put_i64(s, d);
+  put_u32(s, 1);
+  put_u32(s, kind);
+  return s + body;
+}
+
+std::string count_only(std::uint32_t count) {
+  std::string body;
+  put_u32(body, count);
+  return body;
+}
+
+// A valid file of 378 bytes with a layer of every kind.
+std::string every_kind_file() {
+  std::vector<std::uint8_t> bits(200);
+  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = static_cast<std::uint8_t>(i * 37 + 11);
+  NetworkSpec s;
+  s.input = {1, 3, 6, 5};
+  BinaryConvolution::Attributes a;
+  a.input_thresholds = {1.0f, -2.0f, 0.25f};
+  s.layers.push_back(ConvolutionLayer{
+      a, Filter::from_packed(bits.data(), bits.size(), Shape{7, 3, 3, 2}, BitOrder::MsbFirst)});
+  s.layers.push_back(ScaleBiasLayer{std::vector<float>(7, 2.0f), std::vector<float>(7, -1.0f)});
+  s.layers.push_back(ThresholdLayer{fold_batch_norm({1, -1, 0, 2, 3, 4, 5}, {0, 1, 1, 2, 3, 4, 5})});
+  s.layers.push_back(MaxPoolLayer{PoolAttributes{}});
+  s.layers.push_back(FullyConnectedLayer{
+      Filter::from_packed(bits.data(), bits.size(), Shape{4, 7, 2, 2}, BitOrder::MsbFirst)});
+  return serialize_network(s);
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) {
+  return allocate(n);
+}
+void* operator new[](std::size_t n) {
+  return allocate(n);
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+
+TEST_CASE("network file: a count with nothing behind it is refused before anything is allocated for it",
+          "[network_file]") {
+  const std::uint32_t huge = 1u << 28;
+  struct Case {
+    const char* name;
+    std::string file;
+    const char* field;
+  };
+  std::string conv_body;
+  for (int i = 0; i < 9; ++i) put_u32(conv_body, i < 4 ? 1 : 0);  // strides, pads, dilations, auto_pad
+  put_u32(conv_body, 0);                                          // pad_value 0.0f
+  const Case cases[] = {
+      {"threshold rules", file_with_layer(1, count_only(huge)), "the rule count = 268435456"},
+      {"scale and bias", file_with_layer(2, count_only(huge)), "the channel count = 268435456"},
+      {"input thresholds", file_with_layer(0, conv_body + count_only(huge)),
+       "the threshold count = 268435456"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name << ", a file of " << c.file.size() << " bytes");
+    const Cost cost = parse_cost(c.file);
+    CHECK(cost.refused);
+    CHECK_THAT(cost.message, Catch::Contains(c.field) && Catch::Contains("needs at least"));
+    CHECK(cost.largest <= 64 * c.file.size());
+  }
+}
+
+TEST_CASE("network file: no single-byte change of a valid file costs more than 64 times its size",
+          "[network_file]") {
+  const std::string valid = every_kind_file();
+  REQUIRE(valid.size() == 378);
+  REQUIRE_FALSE(parse_cost(valid).refused);
+  const std::size_t budget = 64 * valid.size();
+  std::size_t mutations = 0, refused = 0, worst = 0;
+  for (std::size_t at = 0; at < valid.size(); ++at) {
+    for (int value : {0x00, 0x01, 0x10, 0x7f, 0x80, 0xff}) {
+      std::string bad = valid;
+      bad[at] = static_cast<char>(value);
+      if (bad == valid) continue;
+      const Cost cost = parse_cost(bad);
+      ++mutations;
+      refused += cost.refused;
+      if (cost.total > worst) worst = cost.total;
+      if (cost.total > budget)
+        FAIL_CHECK("byte " << at << " = " << value << " costs " << cost.total << " bytes");
+    }
+  }
+  INFO(mutations << " mutations, " << refused << " refused, the worst cost " << worst << " bytes");
+  CHECK(refused > 0);
+  CHECK(worst <= budget);
+}
