@@ -79,6 +79,7 @@ inline cl::Event enqueue_linear(const cl::CommandQueue& queue, cl::Kernel& kerne
   return cl_call(
       [&] {
         cl::Event e;
+        const auto gate = launch_gate();
         const std::size_t global = static_cast<std::size_t>(
             ceil_to(static_cast<std::int64_t>(global0), static_cast<std::int64_t>(local_size)));
         if (rows == 1) {

@@ -12,6 +12,7 @@
 #include "runtime/cl_call.hpp"
 #include "runtime/device_profile.hpp"
 #include "runtime/embedded_kernels.hpp"
+#include "runtime/launch_gate.hpp"
 #include "runtime/opencl_loader.hpp"
 #include "runtime/runtime_state.hpp"
 #include "xnorcl/error.hpp"
@@ -262,6 +263,7 @@ void store_in_cache(RuntimeState& s, const BuiltProgram& built) {
   if (built.cache_key.empty() || built.from_cache) return;
   if (s.profile.binary_grows_at_first_launch) {
     std::call_once(exit_handler_once, [] { std::atexit([] { process_exiting.store(true); }); });
+    if (s.deferred_stores.empty()) detail::deferred_stores_pending(+1);
     s.deferred_stores.push_back({built.program, built.cache_key});
     return;
   }
@@ -391,23 +393,30 @@ const RuntimeState& held(const std::shared_ptr<RuntimeState>& state) {
 
 namespace detail {
 
+// With no launch starting (the gate) and none of this Runtime's in flight (the queue finished): PoCL must not
+// serialise a program while its kernels run. Other threads' launches wait here once, for the first run only.
 void RuntimeState::store_deferred() const noexcept {
+  std::vector<DeferredStore> stores;
   try {
+    const auto gate = store_gate();
     const std::lock_guard<std::mutex> lock(deferred_mutex);
-    for (const DeferredStore& d : deferred_stores) {
+    stores.swap(deferred_stores);
+    if (stores.empty()) return;
+    queue.finish();
+    for (const DeferredStore& d : stores) {
       if (const auto binary = program_binary(*this, d.program())) cache.store(d.key, *binary);
     }
-    deferred_stores.clear();
   } catch (...) {
     // The cache is an optimisation: a failure here must not fail a finished run or escape a destructor.
   }
+  if (!stores.empty()) deferred_stores_pending(-1);
 }
 
 RuntimeState::~RuntimeState() {
-  if (deferred_stores.empty() || process_exiting.load()) return;
-  try {
-    queue.finish();
-  } catch (...) {
+  if (deferred_stores.empty()) return;
+  if (process_exiting.load()) {
+    deferred_stores_pending(-1);
+    return;
   }
   store_deferred();
 }
