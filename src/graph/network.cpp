@@ -372,10 +372,10 @@ std::size_t Network::output_bytes() const {
 cl::Event Network::enqueue(const cl::Buffer& input, const cl::Buffer& output,
                            const std::vector<cl::Event>* wait) {
   Impl& m = *impl_;
-  detail::check_buffer(input, 4 * std::uint64_t(detail::element_count(m.spec.input)),
-                       "Network::enqueue: the input (float32 " + to_string(m.spec.input) + ")");
-  detail::check_buffer(output, output_bytes(),
-                       "Network::enqueue: the output (" + to_string(output_shape()) + ")");
+  detail::check_enqueue_arguments(
+      "Network::enqueue", m.runtime.state()->context,
+      {input, 4 * std::uint64_t(detail::element_count(m.spec.input)), m.spec.input, false},
+      {output, output_bytes(), output_shape(), output_packed()}, false, wait);
   m.last_events.clear();
   std::vector<cl::Event> previous;
   const std::vector<cl::Event>* wait_list = wait;

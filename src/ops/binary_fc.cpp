@@ -7,7 +7,6 @@
 
 namespace xnorcl {
 
-using detail::check_buffer;
 using detail::check_layer_shape;
 
 namespace {
@@ -128,11 +127,11 @@ cl::Event BinaryFullyConnected::enqueue(const cl::Buffer& input, const cl::Buffe
                                         const std::vector<cl::Event>* wait) {
   Impl& m = *impl_;
   const std::int64_t N = m.input[0];
-  check_buffer(input, std::uint64_t(packed_word_count(m.input)) * 4,
-               "BinaryFullyConnected::enqueue: the input (packed " + to_string(m.input) + ")");
-  check_buffer(output, std::uint64_t(m.pack ? packed_word_count(m.output) : N * m.O) * 4,
-               std::string("BinaryFullyConnected::enqueue: the output (") +
-                   (m.pack ? "packed " : "float32 ") + to_string(m.output) + ")");
+  detail::check_enqueue_arguments("BinaryFullyConnected::enqueue", m.runtime.state()->context,
+                                  {input, std::uint64_t(packed_word_count(m.input)) * 4, m.input, true},
+                                  {output, std::uint64_t(m.pack ? packed_word_count(m.output) : N * m.O) * 4,
+                                   m.output, m.pack.has_value()},
+                                  false, wait);
   const cl::Buffer& target = m.pack ? m.scratch : output;
   detail::set_args(m.kernel, "binary_fc", input, m.weights, target, cl_int(m.O), cl_int(m.Kwt), cl_int(m.K));
   const std::size_t global0 = m.local ? static_cast<std::size_t>(m.O) * m.wg : static_cast<std::size_t>(m.O);

@@ -1,5 +1,5 @@
 // Helpers shared by the network layers (threshold_pack, binary_maxpool, binary_fc, network): shape checks,
-// order keys, buffer checks and the one-dimensional launch with the program's fixed local size.
+// order keys, the enqueue checks and the one-dimensional launch with the program's fixed local size.
 #pragma once
 
 #include <climits>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/cl_call.hpp"
+#include "runtime/enqueue_checks.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/runtime_state.hpp"
 #include "xnorcl/error.hpp"
@@ -59,16 +60,6 @@ inline void check_layer_shape(const Shape& s, const std::string& what) {
 
 inline std::int64_t element_count(const Shape& s) {
   return s[0] * s[1] * s[2] * s[3];
-}
-
-// The buffer exists and holds at least `need` bytes.
-inline void check_buffer(const cl::Buffer& b, std::uint64_t need, const std::string& what) {
-  if (!b()) throw InvalidArgument(what + " buffer is null");
-  const std::size_t size = cl_call([&] { return b.getInfo<CL_MEM_SIZE>(); }, "CL_MEM_SIZE");
-  if (size < need) {
-    throw InvalidArgument(what + " buffer holds " + std::to_string(size) + " bytes, it needs " +
-                          std::to_string(need));
-  }
 }
 
 // Enqueues a 1-D kernel over `total` work-items (rounded up to the program's local size) or, with rows > 1,

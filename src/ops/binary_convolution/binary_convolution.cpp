@@ -878,7 +878,7 @@ cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& 
   Impl& m = impl();
   const std::uint64_t need_in = m.input_bytes_per_batch() * std::uint64_t(m.dims.N);
   const std::uint64_t need_out = m.output_bytes_per_batch() * std::uint64_t(m.dims.N);
-  detail::check_enqueue_arguments(m.runtime.state()->context,
+  detail::check_enqueue_arguments("BinaryConvolution::enqueue", m.runtime.state()->context,
                                   {input, need_in, m.geometry.input, m.options.input_packed},
                                   {output, need_out, m.output_shape, output_packed()}, false, wait);
   m.last_events.clear();
