@@ -181,10 +181,12 @@ double elapsed_ms(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-// A cached binary still goes through clBuildProgram (drivers finish or verify it there); any failure just
-// means the source is built instead.
+// A cached binary still goes through clBuildProgram (drivers finish or verify it there) and must hold every
+// kernel the runtime will create from it (a binary of another program builds fine); any failure just means
+// the source is built instead, and stored over the entry.
 std::optional<cl::Program> program_from_cache(const RuntimeState& s, const std::string& key,
-                                              const std::string& options) {
+                                              const std::string& options,
+                                              const std::vector<const char*>& kernels) {
   auto binary = s.cache.load(key);
   if (!binary) return std::nullopt;
   cl_device_id device = s.device();
@@ -204,17 +206,27 @@ std::optional<cl::Program> program_from_cache(const RuntimeState& s, const std::
     log(s, "cached binary refused by clBuildProgram (" + cl_error_name(err) + "); building from source");
     return std::nullopt;
   }
+  std::string names;
+  if (program.getInfo(CL_PROGRAM_KERNEL_NAMES, &names) != CL_SUCCESS) names.clear();
+  names = ";" + names + ";";
+  for (const char* kernel : kernels) {
+    if (names.find(";" + std::string(kernel) + ";") == std::string::npos) {
+      log(s, std::string("cached binary lacks the kernel ") + kernel + "; building from source");
+      return std::nullopt;
+    }
+  }
   return program;
 }
 
-BuiltProgram build_program(const RuntimeState& s, const std::string& file, const std::string& options) {
+BuiltProgram build_program(const RuntimeState& s, const std::string& file, const std::string& options,
+                           const std::vector<const char*>& kernels) {
   const detail::EmbeddedKernel& k = embedded(file);
   const std::string source(k.source, k.size);
   const auto start = std::chrono::steady_clock::now();
   BuiltProgram built;
   if (s.cache.enabled()) {
     built.cache_key = detail::ProgramCache::key_text(source, options, s.device);
-    if (auto cached = program_from_cache(s, built.cache_key, options)) {
+    if (auto cached = program_from_cache(s, built.cache_key, options, kernels)) {
       built.program = *cached;
       built.from_cache = true;
       log(s, "loaded " + file + " " + options + " from the cache in " + std::to_string(elapsed_ms(start)) +
@@ -285,7 +297,8 @@ void build_linear(RuntimeState& s, const std::string& file, const std::vector<co
                   int word_bits, cl::Program& program, std::size_t& work_group) {
   for (std::size_t size : detail::linear_work_group_sizes()) {
     if (size > s.work_group_cap) continue;
-    const BuiltProgram candidate = build_program(s, file, detail::linear_build_options(size, word_bits));
+    const BuiltProgram candidate =
+        build_program(s, file, detail::linear_build_options(size, word_bits), kernels);
     if (kernels_accept(s, candidate.program, kernels, size)) {
       store_in_cache(s, candidate);
       program = candidate.program;
@@ -302,9 +315,9 @@ void build_gemm(RuntimeState& s) {
   for (detail::GemmConfig c : detail::gemm_configs(s.variant, s.profile)) {
     if (s.options.word_bits) c.word_bits = *s.options.word_bits;  // test and tuning hook
     if (c.work_group_size() > s.work_group_cap || c.local_bytes() > s.profile.info.local_mem_size) continue;
-    const BuiltProgram candidate = build_program(s, "xnor_gemm.cl", c.build_options());
-    if (kernels_accept(s, candidate.program, {"xnor_gemm", "xnor_gemm_fused", "xnor_gemm_bits"},
-                       c.work_group_size())) {
+    const std::vector<const char*> kernels = {"xnor_gemm", "xnor_gemm_fused", "xnor_gemm_bits"};
+    const BuiltProgram candidate = build_program(s, "xnor_gemm.cl", c.build_options(), kernels);
+    if (kernels_accept(s, candidate.program, kernels, c.work_group_size())) {
       store_in_cache(s, candidate);
       s.xnor_gemm = candidate.program;
       s.gemm = c;
@@ -331,7 +344,7 @@ void build_network_programs(RuntimeState& s) {
     for (std::size_t size : detail::linear_work_group_sizes()) {
       if (size > s.work_group_cap) continue;
       const BuiltProgram candidate =
-          build_program(s, p.file, detail::network_build_options(p, s.variant, size));
+          build_program(s, p.file, detail::network_build_options(p, s.variant, size), p.kernels);
       if (kernels_accept(s, candidate.program, p.kernels, size)) {
         store_in_cache(s, candidate);
         *slots[i].first = candidate.program;
