@@ -1,10 +1,10 @@
 // The network file format of docs/weights_format.md: save_network and load_network.
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <limits>
 #include <string>
 #include <type_traits>
 
+#include "core/file_io.hpp"
 #include "graph/byte_reader.hpp"
 #include "ops/layer_common.hpp"
 #include "xnorcl/error.hpp"
@@ -199,22 +199,21 @@ NetworkSpec parse_network(const std::string& bytes) {
 
 void save_network(const NetworkSpec& spec, const std::string& path) {
   const std::string bytes = serialize_network(spec);
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) throw Error("save_network: cannot write " + temporary);
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw Error("save_network: cannot rename " + temporary + " to " + path);
+  try {
+    detail::write_file_atomically(path, bytes);
+  } catch (const Error& e) {
+    throw Error(std::string("save_network: ") + e.what());
   }
 }
 
+// Any size a regular file may have; never a directory, FIFO or device.
 NetworkSpec load_network(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidArgument("load_network: cannot open " + path);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  try {
+    bytes = detail::read_regular_file(path, std::numeric_limits<std::uint64_t>::max());
+  } catch (const Error& e) {
+    throw InvalidArgument(std::string("load_network: ") + e.what());
+  }
   try {
     return parse_network(bytes);
   } catch (const InvalidArgument& e) {

@@ -1,10 +1,19 @@
-// What a malformed network file may cost: parse_network allocates at most a small multiple of the file's own
-// size, whatever counts the file claims. Measured by counting the bytes operator new hands out while a parse
-// runs on this thread.
+// Reading and writing network files. What a malformed file may cost: parse_network allocates at most a small
+// multiple of the file's own size, whatever counts the file claims (measured by counting the bytes operator
+// new hands out while a parse runs on this thread). What load_network and save_network do with paths that are
+// not plain files.
 #include <catch2/catch.hpp>
 
-#include <atomic>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
 #include <new>
 #include <string>
 
@@ -162,4 +171,60 @@ TEST_CASE("network file: no single-byte change of a valid file costs more than 6
   INFO(mutations << " mutations, " << refused << " refused, the worst cost " << worst << " bytes");
   CHECK(refused > 0);
   CHECK(worst <= budget);
+}
+
+TEST_CASE("network file: a directory, a FIFO or a missing file is an Error naming the path",
+          "[network_file]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("xnorcl-load-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path fifo = dir / "fifo.xnn";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::pair<fs::path, const char*> cases[] = {
+      {dir, "is a directory"}, {fifo, "is a FIFO"}, {dir / "missing.xnn", "cannot open"}};
+  for (const auto& c : cases) {
+    INFO(c.first);
+    auto load = std::async(std::launch::async, [&]() -> std::string {
+      try {
+        load_network(c.first.string());
+        return "accepted";
+      } catch (const Error& e) {
+        return std::string("Error: ") + e.what();
+      } catch (const std::exception& e) {
+        return std::string("not an xnorcl::Error: ") + e.what();
+      }
+    });
+    if (load.wait_for(std::chrono::seconds(20)) == std::future_status::timeout) {
+      const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // releases a reader waiting on the FIFO
+      if (fd >= 0) ::close(fd);
+      FAIL_CHECK("load_network still waited after 20 seconds");
+    }
+    const std::string outcome = load.get();
+    CHECK_THAT(outcome, Catch::StartsWith("Error: ") && Catch::Contains(c.first.string()) &&
+                            Catch::Contains(c.second));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("network file: save_network never writes through a link planted at a temporary name",
+          "[network_file]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("xnorcl-save-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path victim = dir / "victim", out = dir / "out.xnn";
+  std::ofstream(victim) << "precious";
+  fs::create_symlink(victim, dir / "out.xnn.tmp");
+  NetworkSpec spec;
+  spec.input = {1, 8, 4, 4};
+  spec.layers.push_back(ThresholdLayer{});
+  save_network(spec, out.string());
+  std::ifstream in(victim);
+  const std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(kept == "precious");
+  CHECK(serialize_network(load_network(out.string())) == serialize_network(spec));
+  // Only the target and what was there before: no temporary left behind.
+  std::size_t files = 0;
+  for (auto it = fs::directory_iterator(dir); it != fs::directory_iterator(); ++it) ++files;
+  CHECK(files == 3);
+  fs::remove_all(dir);
 }
