@@ -18,6 +18,10 @@ std::string to_string(RoundingType r) {
 
 PoolGeometry validate_pool(const PoolAttributes& a, const Shape& input) {
   check_layer_shape(input, "MaxPool");
+  if (a.rounding_type != RoundingType::Floor && a.rounding_type != RoundingType::Ceil) {
+    throw InvalidArgument("MaxPool: rounding_type = " + std::to_string(static_cast<int>(a.rounding_type)) +
+                          " is not a RoundingType; use RoundingType::Floor or RoundingType::Ceil");
+  }
   PoolGeometry g;
   g.input = input;
   g.output = input;

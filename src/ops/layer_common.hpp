@@ -14,6 +14,7 @@
 #include "runtime/runtime_state.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/opencl.hpp"
+#include "xnorcl/packed.hpp"
 #include "xnorcl/shape.hpp"
 
 namespace xnorcl::detail {
@@ -57,6 +58,9 @@ inline void check_layer_shape(const Shape& s, const std::string& what) {
     n *= s[i];
   }
 }
+
+// A ThresholdMode the kernels know (an enum may hold any value of its type).
+void check_threshold_mode(ThresholdMode mode, const char* what, std::size_t channel);
 
 inline std::int64_t element_count(const Shape& s) {
   return s[0] * s[1] * s[2] * s[3];

@@ -36,6 +36,7 @@ ThresholdPack::ThresholdPack(const Runtime& runtime, const Shape& shape,
   std::vector<cl_uint> modes(static_cast<std::size_t>(shape[1]), 0u);
   for (std::size_t c = 0; c < rules.size(); ++c) {
     const Threshold& r = rules[c];
+    detail::check_threshold_mode(r.mode, "ThresholdPack", c);
     if ((r.mode == ThresholdMode::Greater || r.mode == ThresholdMode::Less) &&
         detail::float_is_nan(r.value)) {
       throw InvalidArgument("ThresholdPack: the threshold of channel " + std::to_string(c) + " is NaN");

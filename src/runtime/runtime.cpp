@@ -6,12 +6,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <iterator>
+#include <limits>
 #include <mutex>
 #include <sstream>
 
 #include "runtime/cl_call.hpp"
 #include "runtime/device_profile.hpp"
 #include "runtime/embedded_kernels.hpp"
+#include "runtime/knobs.hpp"
 #include "runtime/launch_gate.hpp"
 #include "runtime/opencl_loader.hpp"
 #include "runtime/runtime_state.hpp"
@@ -28,53 +30,64 @@ using detail::RuntimeState;
 std::atomic<bool> process_exiting{false};
 std::once_flag exit_handler_once;
 
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
+const char* const kDeviceForms =
+    "\"P:D\" (platform and device indices) or a case-insensitive substring of a device's \"<platform> / "
+    "<device>\"";
+const char* const kVariants = "auto, local or global";
 
 Variant parse_variant(const std::string& text, const char* source) {
-  const std::string v = lower(text);
-  if (v == "auto") return Variant::Auto;
-  if (v == "local") return Variant::Local;
-  if (v == "global") return Variant::Global;
-  throw Error(std::string(source) + " = '" + text + "' is not a variant; use auto, local or global");
+  return detail::parse_choice<Variant>(
+      text, source, {{"auto", Variant::Auto}, {"local", Variant::Local}, {"global", Variant::Global}});
 }
 
-std::size_t parse_size(const std::string& text, const char* source) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v == 0) {
-    throw Error(std::string(source) + " = '" + text + "' is not a positive integer");
-  }
-  return static_cast<std::size_t>(v);
+// A device request names something: not empty, not blank-padded (a blank would match every device), and
+// P:D indices within range.
+void check_device_request(const std::string& r, const char* source) {
+  const auto blank = [](unsigned char c) { return std::isspace(c) != 0; };
+  if (r.empty() || blank(r.front()) || blank(r.back())) detail::refuse_setting(source, r, kDeviceForms);
+  detail::parse_device_indices(r, source);  // indices out of range are refused here, naming the source
 }
 
-// The options the caller set win; unset fields come from the environment.
+// The options the caller set win; unset fields come from the environment. Every value, from either, is
+// checked here, before any device is touched.
 RuntimeOptions with_environment(RuntimeOptions o) {
-  if (!o.device) o.device = env("XNORCL_DEVICE");
-  if (!o.variant) {
-    if (auto v = env("XNORCL_VARIANT")) o.variant = parse_variant(*v, "XNORCL_VARIANT");
+  if (o.device) {
+    check_device_request(*o.device, "RuntimeOptions::device");
+  } else {
+    o.device = detail::knob_text("XNORCL_DEVICE", kDeviceForms);
+    if (o.device) check_device_request(*o.device, "XNORCL_DEVICE");
   }
-  if (!o.cache_dir) o.cache_dir = env("XNORCL_CACHE_DIR");
+  if (o.variant) {
+    const auto v = static_cast<int>(*o.variant);
+    if (*o.variant != Variant::Auto && *o.variant != Variant::Local && *o.variant != Variant::Global) {
+      throw InvalidArgument("RuntimeOptions::variant = " + std::to_string(v) +
+                            " is not a Variant; use Variant::Auto, Variant::Local or Variant::Global");
+    }
+  } else if (auto v = detail::knob_text("XNORCL_VARIANT", kVariants)) {
+    o.variant = parse_variant(*v, "XNORCL_VARIANT");
+  }
+  if (o.cache_dir && o.cache_dir->empty()) {
+    throw InvalidArgument("RuntimeOptions::cache_dir is empty; give a directory, or \"off\" for no cache");
+  }
+  if (!o.cache_dir) o.cache_dir = detail::knob_text("XNORCL_CACHE_DIR", "a directory, or off for no cache");
+  const std::uint64_t max_size = std::numeric_limits<std::size_t>::max();
+  if (o.max_work_group_size && *o.max_work_group_size == 0) {
+    throw InvalidArgument(
+        "RuntimeOptions::max_work_group_size = 0; it takes a positive number of work-items");
+  }
   if (!o.max_work_group_size) {
-    if (auto v = env("XNORCL_MAX_WORK_GROUP_SIZE"))
-      o.max_work_group_size = parse_size(*v, "XNORCL_MAX_WORK_GROUP_SIZE");
-  }
-  if (!o.word_bits) {
-    if (auto v = env("XNORCL_WORD_BITS")) {
-      if (*v != "32" && *v != "64") throw Error("XNORCL_WORD_BITS = '" + *v + "' is neither 32 nor 64");
-      o.word_bits = *v == "32" ? 32 : 64;
+    if (auto v = detail::knob_text("XNORCL_MAX_WORK_GROUP_SIZE", "a positive number of work-items")) {
+      o.max_work_group_size =
+          static_cast<std::size_t>(detail::parse_positive(*v, "XNORCL_MAX_WORK_GROUP_SIZE", max_size));
     }
   }
+  if (!o.word_bits) {
+    if (auto v = detail::knob_text("XNORCL_WORD_BITS", "32 or 64"))
+      o.word_bits = detail::parse_choice<int>(*v, "XNORCL_WORD_BITS", {{"32", 32}, {"64", 64}});
+  }
   if (o.word_bits && *o.word_bits != 32 && *o.word_bits != 64) {
-    throw Error("RuntimeOptions::word_bits = " + std::to_string(*o.word_bits) + " is neither 32 nor 64");
+    throw InvalidArgument("RuntimeOptions::word_bits = " + std::to_string(*o.word_bits) +
+                          " is not valid; it takes 32 or 64");
   }
   return o;
 }
@@ -136,9 +149,8 @@ const FoundDevice& select_device(const std::vector<FoundDevice>& devices,
                                  const std::optional<std::string>& request) {
   if (request) {
     const std::string& r = *request;
-    int p = -1, d = -1;
-    char tail = 0;
-    if (std::sscanf(r.c_str(), "%d:%d%c", &p, &d, &tail) == 2) {
+    if (const auto indices = detail::parse_device_indices(r, "the device request")) {
+      const auto [p, d] = *indices;
       for (const auto& f : devices) {
         if (f.profile.info.platform_index == p && f.profile.info.device_index == d) return f;
       }
@@ -146,7 +158,8 @@ const FoundDevice& select_device(const std::vector<FoundDevice>& devices,
                            "' (platform:device) does not exist; available:" + listing(devices));
     }
     for (const auto& f : devices) {
-      if (lower(f.profile.info.label()).find(lower(r)) != std::string::npos) return f;
+      if (detail::lower_case(f.profile.info.label()).find(detail::lower_case(r)) != std::string::npos)
+        return f;
     }
     throw DeviceNotFound("device '" + r +
                          "' matches no \"<platform> / <device>\" (case-insensitive substring) and " +

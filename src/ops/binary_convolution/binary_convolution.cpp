@@ -18,6 +18,7 @@
 #include "runtime/cl_call.hpp"
 #include "ops/binary_convolution/conv_layout.hpp"
 #include "runtime/enqueue_checks.hpp"
+#include "runtime/knobs.hpp"
 #include "ops/binary_convolution/im2col_pack.hpp"
 #include "runtime/runtime_state.hpp"
 #include "ops/binary_convolution/xnor_gemm.hpp"
@@ -38,14 +39,8 @@ constexpr std::uint64_t kDefaultChunkBudget = std::uint64_t(64) << 20;
 // to be split into batches and row ranges, and the staging buffers of run() into batch groups. Not a tuning
 // knob: a single output row of one image is always allowed (up to CL_DEVICE_MAX_MEM_ALLOC_SIZE).
 std::uint64_t test_chunk_budget() {
-  const char* v = std::getenv("XNORCL_MAX_CHUNK_BYTES");
-  if (!v || !*v) return 0;
-  char* end = nullptr;
-  const unsigned long long bytes = std::strtoull(v, &end, 10);
-  if (*end != '\0' || bytes == 0) {
-    throw InvalidArgument(std::string("XNORCL_MAX_CHUNK_BYTES = '") + v + "' is not a positive integer");
-  }
-  return bytes;
+  const auto v = detail::knob_text("XNORCL_MAX_CHUNK_BYTES", "a positive number of bytes");
+  return v ? detail::parse_positive(*v, "XNORCL_MAX_CHUNK_BYTES", UINT64_MAX) : 0;
 }
 
 int to_int(std::int64_t value, const char* what) {
