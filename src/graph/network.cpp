@@ -154,14 +154,20 @@ Activation reference_layer(const Layer& layer, const Activation& in) {
       layer);
 }
 
-void validate_spec(const NetworkSpec& spec) {
+Flow validate_spec(const NetworkSpec& spec) {
   detail::check_layer_shape(spec.input, "Network input");
   if (spec.layers.empty()) throw InvalidArgument("Network: the spec has no layers");
   Flow flow{spec.input, false};
   for (std::size_t i = 0; i < spec.layers.size(); ++i) flow = next_flow(i, spec.layers[i], flow);
+  return flow;
 }
 
 }  // namespace
+
+NetworkOutput network_output(const NetworkSpec& spec) {
+  const Flow out = validate_spec(spec);
+  return {out.shape, out.packed};
+}
 
 std::string layer_name(const Layer& layer) {
   return std::visit(overloaded{[](const ConvolutionLayer&) { return "convolution"; },

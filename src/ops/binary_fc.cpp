@@ -1,5 +1,6 @@
 // BinaryFullyConnected: launcher of cl_kernels/binary_fc.cl (the weights reordered once into the packed
 // input's word layout) and its host reference.
+#include <algorithm>
 #include <string>
 
 #include "ops/layer_common.hpp"
@@ -77,6 +78,17 @@ BinaryFullyConnected::BinaryFullyConnected(const Runtime& runtime, const Shape& 
   if (Kwt * O > INT_MAX) {
     throw InvalidArgument("BinaryFullyConnected: " + std::to_string(O) + " x " + std::to_string(Kwt) +
                           " weight words are beyond 32-bit indices");
+  }
+  // Refused here rather than by clCreateBuffer: the weights (and the float result a packed output
+  // thresholds).
+  const std::uint64_t max_alloc = s->profile.info.max_mem_alloc_size;
+  const std::uint64_t weight_bytes = std::uint64_t(O) * std::uint64_t(Kwt) * 4;
+  const std::uint64_t result_bytes = std::uint64_t(input[0]) * std::uint64_t(O) * 4;
+  if (weight_bytes > max_alloc || (output_thresholds && result_bytes > max_alloc)) {
+    throw InvalidArgument("BinaryFullyConnected: " + std::to_string(O) + " outputs of " + to_string(input) +
+                          " need " + std::to_string(std::max(weight_bytes, result_bytes)) +
+                          " bytes in one device buffer, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                          std::to_string(max_alloc) + ")");
   }
   auto m = std::make_unique<Impl>(runtime);
   m->input = input;

@@ -228,3 +228,26 @@ TEST_CASE("network file: save_network never writes through a link planted at a t
   CHECK(files == 3);
   fs::remove_all(dir);
 }
+
+TEST_CASE("network_output: what a loaded chain produces, known before anything is built or run",
+          "[network_file]") {
+  // A valid file of a few kilobytes whose network has 37.7 million float outputs (151 MB).
+  NetworkSpec spec;
+  spec.input = {1, 3, 96, 96};
+  const std::vector<std::uint8_t> bits(4096 * 3 / 8, 0x5a);
+  spec.layers.push_back(ConvolutionLayer{
+      BinaryConvolution::Attributes{},
+      Filter::from_packed(bits.data(), bits.size(), Shape{4096, 3, 1, 1}, BitOrder::MsbFirst)});
+  const NetworkSpec loaded = parse_network(serialize_network(spec));
+  counted_bytes = 0;
+  counting = true;
+  const NetworkOutput out = network_output(loaded);
+  counting = false;
+  CHECK(out.shape == Shape{1, 4096, 96, 96});
+  CHECK_FALSE(out.packed);
+  CHECK(counted_bytes < 65536);
+  spec.layers.push_back(ThresholdLayer{});
+  CHECK(network_output(spec).packed);
+  spec.layers.push_back(ScaleBiasLayer{{1.0f}, {0.0f}});
+  CHECK_THROWS_WITH(network_output(spec), Catch::Contains("Network layer 2 (scale_bias)"));
+}
