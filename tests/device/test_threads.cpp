@@ -94,9 +94,10 @@ TEST_CASE("4 threads x 50 runs on one shared Runtime match the reference (Global
 
 namespace {
 
-// One run of a freshly made layer of the given kind (0..5) on its own data, checked against its host
-// reference: making and releasing kernels and launching them, every kind from another program.
-bool mixed_layer_run(Runtime& rt, int kind, int t) {
+// A layer of the given kind (0..5) on its own data, its host reference computed once: the function returned
+// makes the layer (creating and releasing its kernels), runs it and compares. Every kind is from another
+// program.
+std::function<bool()> mixed_layer(Runtime& rt, int kind, int t) {
   const std::int64_t C = 16 + t;
   const Shape s{1, C, 12, 12};
   std::vector<float> x(static_cast<std::size_t>(C * 144));
@@ -106,26 +107,34 @@ bool mixed_layer_run(Runtime& rt, int kind, int t) {
   std::vector<std::uint8_t> bits(static_cast<std::size_t>(16 * C * 144 / 8));
   for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = static_cast<std::uint8_t>(i * 37 + t);
   const std::vector<float> ones(static_cast<std::size_t>(C), 1.5f), zeros(static_cast<std::size_t>(C), -0.5f);
+  const PoolAttributes pool;
   switch (kind) {
     case 0:
-      return ThresholdPack(rt, s, {}).run(x.data()) == words;
+      return [&rt, s, x, words] { return ThresholdPack(rt, s, {}).run(x.data()) == words; };
     case 1:
-      return MaxPool(rt, PoolAttributes{}, s).run(x.data()) ==
-             reference_maxpool(x.data(), s, PoolAttributes{});
+      return [&rt, s, x, pool, want = reference_maxpool(x.data(), s, pool)] {
+        return MaxPool(rt, pool, s).run(x.data()) == want;
+      };
     case 2:
-      return BinaryMaxPool(rt, PoolAttributes{}, s).run(words.data()) ==
-             reference_binary_maxpool(words.data(), s, PoolAttributes{});
+      return [&rt, s, words, pool, want = reference_binary_maxpool(words.data(), s, pool)] {
+        return BinaryMaxPool(rt, pool, s).run(words.data()) == want;
+      };
     case 3: {
       const Filter f = Filter::from_packed(bits.data(), bits.size(), Shape{5, C, 12, 12}, BitOrder::MsbFirst);
-      return BinaryFullyConnected(rt, s, f).run(words.data()) ==
-             reference_binary_fully_connected(words.data(), s, f);
+      return [&rt, s, words, f, want = reference_binary_fully_connected(words.data(), s, f)] {
+        return BinaryFullyConnected(rt, s, f).run(words.data()) == want;
+      };
     }
     case 4:
-      return ScaleBias(rt, s, ones, zeros).run(x.data()) == reference_scale_bias(x.data(), s, ones, zeros);
+      return [&rt, s, x, ones, zeros, want = reference_scale_bias(x.data(), s, ones, zeros)] {
+        return ScaleBias(rt, s, ones, zeros).run(x.data()) == want;
+      };
     default: {
       const Filter f = Filter::from_packed(bits.data(), bits.size(), Shape{16, C, 3, 3}, BitOrder::MsbFirst);
       const BinaryConvolution::Attributes a;
-      return BinaryConvolution(rt, a, s, f).run(x.data()) == reference_binary_convolution(x.data(), s, f, a);
+      return [&rt, s, x, f, a, want = reference_binary_convolution(x.data(), s, f, a)] {
+        return BinaryConvolution(rt, a, s, f).run(x.data()) == want;
+      };
     }
   }
 }
@@ -154,18 +163,19 @@ TEST_CASE("8 threads on one Runtime with an empty program cache match the refere
     xnorcl::test::runtime_for(Variant::Global);  // skips or fails, as every device test does
   }
   REQUIRE(created);
-  // Each thread makes and runs layers of its kind until every program is stored (at most 100 runs): the
-  // stores happen while the others launch.
+  // Each thread makes and runs layers of its kind kRuns times and until every program is stored (at most
+  // 200 runs): the stores happen while the others launch.
   constexpr int kPrograms = 5;  // im2col_pack, xnor_gemm, threshold_pack, binary_maxpool, binary_fc
-  constexpr int kThreads = 8;
+  constexpr int kThreads = 8, kRuns = 60;
   std::vector<std::string> failures(kThreads);
   std::vector<int> runs(kThreads, 0);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       try {
-        for (int r = 0; r < 100 && (r < 3 || stored < kPrograms); ++r, ++runs[t]) {
-          if (!mixed_layer_run(*created, t % 6, t)) {
+        const std::function<bool()> run_matches = mixed_layer(*created, t % 6, t);
+        for (int r = 0; r < 200 && (r < kRuns || stored < kPrograms); ++r, ++runs[t]) {
+          if (!run_matches()) {
             failures[t] = "thread " + std::to_string(t) + " run " + std::to_string(r) + " differs";
             return;
           }
@@ -179,7 +189,7 @@ TEST_CASE("8 threads on one Runtime with an empty program cache match the refere
   for (int t = 0; t < kThreads; ++t) {
     INFO("thread " << t << ": " << runs[t] << " runs");
     CHECK(failures[t].empty());
-    CHECK(runs[t] >= 3);
+    CHECK(runs[t] >= kRuns);
   }
   CHECK(stored == kPrograms);
   std::size_t entries = 0;
