@@ -200,7 +200,9 @@ struct BinaryConvolution::Impl {
   std::uint64_t run_output_per_batch() const {
     return std::max(dims.output_per_batch() * sizeof(float), output_bytes_per_batch());
   }
-  std::uint64_t run_staging_per_batch() const { return std::max(run_input_per_batch(), run_output_per_batch()); }
+  std::uint64_t run_staging_per_batch() const {
+    return std::max(run_input_per_batch(), run_output_per_batch());
+  }
 
   cl::Buffer filters;         // [Kw][M_pad] uint
   cl::Buffer wsum;            // [C_OUT][row_classes][column_classes] int S tables (only with the pad fold)
@@ -416,7 +418,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
     const std::uint64_t image = std::max(m.input_bytes_per_batch(), m.output_bytes_per_batch());
     if (image > max_alloc) {
       throw Error("one image of layer " + to_string(g.input) + " -> " + to_string(g.output) + " needs " +
-                  std::to_string(image) + " bytes of device buffer, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                  std::to_string(image) +
+                  " bytes of device buffer, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
                   std::to_string(max_alloc) + ")");
     }
     const std::uint64_t per_batch = m.run_staging_per_batch();
