@@ -2,6 +2,8 @@
 // so device and host agree bit for bit; it is written for clarity first and vectorizable inner loops second.
 #include "xnorcl/reference.hpp"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -44,6 +46,15 @@ std::vector<V> host_buffer(unsigned __int128 count, const std::string& what) {
       what + ": " + decimal(count) + " values of " + std::to_string(sizeof(V)) + " bytes";
   if (count > std::vector<V>().max_size()) {
     throw Error("reference_binary_convolution: " + sizes + " are more than a host vector holds");
+  }
+  // Never asked of the allocator (some, sanitizers' among them, abort on absurd requests instead of
+  // throwing).
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0 &&
+      count * sizeof(V) > static_cast<unsigned __int128>(pages) * static_cast<unsigned __int128>(page_size)) {
+    throw Error("reference_binary_convolution: " + sizes + " are more than this host's memory (" +
+                decimal(static_cast<unsigned __int128>(pages) * static_cast<unsigned __int128>(page_size)) +
+                " bytes)");
   }
   try {
     return std::vector<V>(static_cast<std::size_t>(count));
