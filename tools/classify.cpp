@@ -166,6 +166,14 @@ int main(int argc, char** argv) {
       throw xnorcl::InvalidArgument("the network takes " + xnorcl::to_string(spec.input) +
                                     "; xnorcl-classify feeds 1x3x96x96 images");
     }
+    // Checked before anything is built: a valid file of another network may be huge to run.
+    const xnorcl::NetworkOutput out = xnorcl::network_output(spec);
+    if (out.packed || out.shape != xnorcl::Shape{1, 4, 1, 1}) {
+      throw xnorcl::InvalidArgument(
+          "the network's output is " + xnorcl::to_string(out.shape) +
+          (out.packed ? " packed bits" : " float32") +
+          "; xnorcl-classify needs 1x4x1x1 float32 logits (bus, normal, truck, van)");
+    }
     const std::vector<float> x = read_image(image);
     xnorcl::RuntimeOptions options;
     options.log = xnorcl_cli::compile_notice("xnorcl-classify");

@@ -180,8 +180,8 @@ class BinaryConvolution {
   // float32 NCHW (or packed words with packed output); sizes input_bytes() and output_bytes(). Returns the
   // event of the last kernel. Refused (InvalidArgument, nothing enqueued): a null buffer, one of another
   // context or too small for its shape, an input created CL_MEM_WRITE_ONLY, an output created
-  // CL_MEM_READ_ONLY (or CL_MEM_WRITE_ONLY where the layer reads its output back: pad_value other than +-1
-  // with pad taps), input and output overlapping in one buffer, a null event in the wait list. If a launch
+  // CL_MEM_READ_ONLY, input and output overlapping in one buffer, a null event in the wait list (the kernels
+  // only write the output: CL_MEM_WRITE_ONLY outputs are fine). If a launch
   // fails (OpenCLError), the kernels enqueued before it still run: the output's content is then unspecified;
   // the input is never written.
   cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,

@@ -102,6 +102,15 @@ class Network {
   std::unique_ptr<Impl> impl_;
 };
 
+// What the spec's layer chain produces, validated on the host as a Network would validate it (InvalidArgument
+// naming the layer otherwise), without a device or any computation: check a loaded file's output here before
+// building or running it.
+struct NetworkOutput {
+  Shape shape{};
+  bool packed = false;
+};
+NetworkOutput network_output(const NetworkSpec& spec);
+
 // The network file format (docs/weights_format.md). serialize/parse work on bytes; save writes a temporary
 // file and renames it; load and parse throw InvalidArgument naming the offset for a malformed file (the layer
 // chain itself is validated when a Network or reference_network uses the spec).

@@ -45,6 +45,15 @@ void check_affine(const std::vector<float>& scale, const std::vector<float>& bia
 
 }  // namespace
 
+void detail::check_threshold_mode(ThresholdMode mode, const char* what, std::size_t channel) {
+  const auto m = static_cast<unsigned>(mode);
+  if (m > static_cast<unsigned>(ThresholdMode::AlwaysOne)) {
+    throw InvalidArgument(std::string(what) + ": the threshold mode of channel " + std::to_string(channel) +
+                          " is " + std::to_string(m) +
+                          ", not a ThresholdMode; use Greater, Less, AlwaysZero or AlwaysOne");
+  }
+}
+
 bool threshold_bit(float y, const Threshold& rule) noexcept {
   if (float_is_nan(y)) return false;
   switch (rule.mode) {
@@ -95,7 +104,9 @@ std::vector<std::uint32_t> pack_activations(const float* y, const Shape& shape,
     throw InvalidArgument("pack_activations: " + std::to_string(rules.size()) + " threshold rules for " +
                           std::to_string(C) + " channels (shape " + to_string(shape) + "); give 0 or C");
   }
-  for (const Threshold& r : rules) {
+  for (std::size_t c = 0; c < rules.size(); ++c) {
+    const Threshold& r = rules[c];
+    detail::check_threshold_mode(r.mode, "pack_activations", c);
     if ((r.mode == ThresholdMode::Greater || r.mode == ThresholdMode::Less) && float_is_nan(r.value))
       throw InvalidArgument("pack_activations: a threshold is NaN");
   }

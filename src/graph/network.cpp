@@ -154,14 +154,20 @@ Activation reference_layer(const Layer& layer, const Activation& in) {
       layer);
 }
 
-void validate_spec(const NetworkSpec& spec) {
+Flow validate_spec(const NetworkSpec& spec) {
   detail::check_layer_shape(spec.input, "Network input");
   if (spec.layers.empty()) throw InvalidArgument("Network: the spec has no layers");
   Flow flow{spec.input, false};
   for (std::size_t i = 0; i < spec.layers.size(); ++i) flow = next_flow(i, spec.layers[i], flow);
+  return flow;
 }
 
 }  // namespace
+
+NetworkOutput network_output(const NetworkSpec& spec) {
+  const Flow out = validate_spec(spec);
+  return {out.shape, out.packed};
+}
 
 std::string layer_name(const Layer& layer) {
   return std::visit(overloaded{[](const ConvolutionLayer&) { return "convolution"; },
@@ -372,10 +378,10 @@ std::size_t Network::output_bytes() const {
 cl::Event Network::enqueue(const cl::Buffer& input, const cl::Buffer& output,
                            const std::vector<cl::Event>* wait) {
   Impl& m = *impl_;
-  detail::check_buffer(input, 4 * std::uint64_t(detail::element_count(m.spec.input)),
-                       "Network::enqueue: the input (float32 " + to_string(m.spec.input) + ")");
-  detail::check_buffer(output, output_bytes(),
-                       "Network::enqueue: the output (" + to_string(output_shape()) + ")");
+  detail::check_enqueue_arguments(
+      "Network::enqueue", m.runtime.state()->context,
+      {input, 4 * std::uint64_t(detail::element_count(m.spec.input)), m.spec.input, false},
+      {output, output_bytes(), output_shape(), output_packed()}, false, wait);
   m.last_events.clear();
   std::vector<cl::Event> previous;
   const std::vector<cl::Event>* wait_list = wait;

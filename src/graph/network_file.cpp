@@ -1,10 +1,11 @@
 // The network file format of docs/weights_format.md: save_network and load_network.
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <limits>
 #include <string>
 #include <type_traits>
 
+#include "core/file_io.hpp"
+#include "graph/byte_reader.hpp"
 #include "ops/layer_common.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/network.hpp"
@@ -16,8 +17,7 @@ constexpr char kMagic[8] = {'X', 'N', 'O', 'R', 'N', 'E', 'T', '1'};
 constexpr std::uint32_t kVersion = 1;
 
 template <class T>
-using Unsigned = std::conditional_t<sizeof(T) == 8, std::uint64_t,
-                                    std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint8_t>>;
+using Unsigned = detail::UnsignedOf<T>;
 
 class Writer {
  public:
@@ -43,29 +43,13 @@ class Writer {
   std::string bytes;
 };
 
-class Reader {
+// The format's compound fields on top of the bounds-checked reader.
+class Reader : public detail::ByteReader {
  public:
-  explicit Reader(std::string data) : data_(std::move(data)) {}
-  template <class T>
-  T get(const char* what) {
-    need(sizeof(T), what);
-    std::uint64_t wide = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i)
-      wide |= std::uint64_t(static_cast<unsigned char>(data_[at_ + i])) << (8 * i);
-    const Unsigned<T> u = static_cast<Unsigned<T>>(wide);
-    at_ += sizeof(T);
-    T v;
-    std::memcpy(&v, &u, sizeof(T));
-    return v;
-  }
+  explicit Reader(std::string_view data) : ByteReader(data, "network file") {}
   std::array<int, 2> pair(const char* what) {
     const std::int32_t a = get<std::int32_t>(what);
     return {a, get<std::int32_t>(what)};
-  }
-  std::uint32_t count(const char* what) {
-    const std::uint32_t n = get<std::uint32_t>(what);
-    if (n > (1u << 28)) fail(std::string(what) + " = " + std::to_string(n) + " is absurd");
-    return n;
   }
   std::uint32_t enumeration(const char* what, std::uint32_t limit) {
     const std::uint32_t v = get<std::uint32_t>(what);
@@ -87,27 +71,10 @@ class Reader {
   }
   Filter filter(const char* what) {
     const Shape s = shape(what);
-    const std::size_t n = static_cast<std::size_t>((detail::element_count(s) + 7) / 8);
-    need(n, what);
-    const auto* p = reinterpret_cast<const std::uint8_t*>(data_.data() + at_);
-    at_ += n;
-    return Filter::from_packed(p, n, s, BitOrder::MsbFirst);
+    const std::string_view b = bytes(static_cast<std::size_t>((detail::element_count(s) + 7) / 8), what);
+    return Filter::from_packed(reinterpret_cast<const std::uint8_t*>(b.data()), b.size(), s,
+                               BitOrder::MsbFirst);
   }
-  [[noreturn]] void fail(const std::string& message) const {
-    throw InvalidArgument("network file, offset " + std::to_string(at_) + ": " + message);
-  }
-  void need(std::size_t n, const char* what) const {
-    if (data_.size() - at_ < n) {
-      fail(std::string(what) + " needs " + std::to_string(n) + " bytes, " +
-           std::to_string(data_.size() - at_) + " are left");
-    }
-  }
-  bool done() const { return at_ == data_.size(); }
-  std::size_t left() const { return data_.size() - at_; }
-
- private:
-  std::string data_;
-  std::size_t at_ = 0;
 };
 
 std::uint32_t auto_pad_code(AutoPad p) {
@@ -183,7 +150,7 @@ NetworkSpec parse_network(const std::string& bytes) {
   if (version != kVersion) r.fail("version " + std::to_string(version) + ", this library reads version 1");
   NetworkSpec spec;
   spec.input = r.shape("the input shape");
-  const std::uint32_t layers = r.count("the layer count");
+  const std::uint32_t layers = r.count("the layer count", 4);  // each at least its kind
   for (std::uint32_t i = 0; i < layers; ++i) {
     const std::uint32_t kind = r.enumeration("a layer kind", 5);
     if (kind == 0) {
@@ -194,13 +161,13 @@ NetworkSpec parse_network(const std::string& bytes) {
       a.dilations = r.pair("dilations");
       a.auto_pad = kAutoPads[r.enumeration("auto_pad", 4)];
       a.pad_value = r.get<float>("pad_value");
-      a.input_thresholds.resize(r.count("the threshold count"));
+      a.input_thresholds.resize(r.count("the threshold count", 4));
       for (float& t : a.input_thresholds) t = r.get<float>("a threshold");
       Filter f = r.filter("the filter");
       spec.layers.push_back(ConvolutionLayer{a, std::move(f)});
     } else if (kind == 1) {
       ThresholdLayer t;
-      t.rules.resize(r.count("the rule count"));
+      t.rules.resize(r.count("the rule count", 8));  // value and mode
       for (Threshold& rule : t.rules) {
         rule.value = r.get<float>("a threshold");
         rule.mode = static_cast<ThresholdMode>(r.enumeration("a threshold mode", 4));
@@ -208,7 +175,7 @@ NetworkSpec parse_network(const std::string& bytes) {
       spec.layers.push_back(std::move(t));
     } else if (kind == 2) {
       ScaleBiasLayer s;
-      s.scale.resize(r.count("the channel count"));
+      s.scale.resize(r.count("the channel count", 8));  // scale and bias
       s.bias.resize(s.scale.size());
       for (float& v : s.scale) v = r.get<float>("a scale");
       for (float& v : s.bias) v = r.get<float>("a bias");
@@ -232,22 +199,21 @@ NetworkSpec parse_network(const std::string& bytes) {
 
 void save_network(const NetworkSpec& spec, const std::string& path) {
   const std::string bytes = serialize_network(spec);
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) throw Error("save_network: cannot write " + temporary);
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw Error("save_network: cannot rename " + temporary + " to " + path);
+  try {
+    detail::write_file_atomically(path, bytes);
+  } catch (const Error& e) {
+    throw Error(std::string("save_network: ") + e.what());
   }
 }
 
+// Any size a regular file may have; never a directory, FIFO or device.
 NetworkSpec load_network(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidArgument("load_network: cannot open " + path);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  try {
+    bytes = detail::read_regular_file(path, std::numeric_limits<std::uint64_t>::max());
+  } catch (const Error& e) {
+    throw InvalidArgument(std::string("load_network: ") + e.what());
+  }
   try {
     return parse_network(bytes);
   } catch (const InvalidArgument& e) {

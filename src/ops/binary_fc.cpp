@@ -1,5 +1,6 @@
 // BinaryFullyConnected: launcher of cl_kernels/binary_fc.cl (the weights reordered once into the packed
 // input's word layout) and its host reference.
+#include <algorithm>
 #include <string>
 
 #include "ops/layer_common.hpp"
@@ -7,7 +8,6 @@
 
 namespace xnorcl {
 
-using detail::check_buffer;
 using detail::check_layer_shape;
 
 namespace {
@@ -79,6 +79,17 @@ BinaryFullyConnected::BinaryFullyConnected(const Runtime& runtime, const Shape& 
     throw InvalidArgument("BinaryFullyConnected: " + std::to_string(O) + " x " + std::to_string(Kwt) +
                           " weight words are beyond 32-bit indices");
   }
+  // Refused here rather than by clCreateBuffer: the weights (and the float result a packed output
+  // thresholds).
+  const std::uint64_t max_alloc = s->profile.info.max_mem_alloc_size;
+  const std::uint64_t weight_bytes = std::uint64_t(O) * std::uint64_t(Kwt) * 4;
+  const std::uint64_t result_bytes = std::uint64_t(input[0]) * std::uint64_t(O) * 4;
+  if (weight_bytes > max_alloc || (output_thresholds && result_bytes > max_alloc)) {
+    throw InvalidArgument("BinaryFullyConnected: " + std::to_string(O) + " outputs of " + to_string(input) +
+                          " need " + std::to_string(std::max(weight_bytes, result_bytes)) +
+                          " bytes in one device buffer, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                          std::to_string(max_alloc) + ")");
+  }
   auto m = std::make_unique<Impl>(runtime);
   m->input = input;
   m->output = Shape{input[0], O, 1, 1};
@@ -128,11 +139,11 @@ cl::Event BinaryFullyConnected::enqueue(const cl::Buffer& input, const cl::Buffe
                                         const std::vector<cl::Event>* wait) {
   Impl& m = *impl_;
   const std::int64_t N = m.input[0];
-  check_buffer(input, std::uint64_t(packed_word_count(m.input)) * 4,
-               "BinaryFullyConnected::enqueue: the input (packed " + to_string(m.input) + ")");
-  check_buffer(output, std::uint64_t(m.pack ? packed_word_count(m.output) : N * m.O) * 4,
-               std::string("BinaryFullyConnected::enqueue: the output (") +
-                   (m.pack ? "packed " : "float32 ") + to_string(m.output) + ")");
+  detail::check_enqueue_arguments("BinaryFullyConnected::enqueue", m.runtime.state()->context,
+                                  {input, std::uint64_t(packed_word_count(m.input)) * 4, m.input, true},
+                                  {output, std::uint64_t(m.pack ? packed_word_count(m.output) : N * m.O) * 4,
+                                   m.output, m.pack.has_value()},
+                                  false, wait);
   const cl::Buffer& target = m.pack ? m.scratch : output;
   detail::set_args(m.kernel, "binary_fc", input, m.weights, target, cl_int(m.O), cl_int(m.Kwt), cl_int(m.K));
   const std::size_t global0 = m.local ? static_cast<std::size_t>(m.O) * m.wg : static_cast<std::size_t>(m.O);

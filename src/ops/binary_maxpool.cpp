@@ -9,7 +9,6 @@
 
 namespace xnorcl {
 
-using detail::check_buffer;
 using detail::check_layer_shape;
 using detail::element_count;
 
@@ -19,6 +18,10 @@ std::string to_string(RoundingType r) {
 
 PoolGeometry validate_pool(const PoolAttributes& a, const Shape& input) {
   check_layer_shape(input, "MaxPool");
+  if (a.rounding_type != RoundingType::Floor && a.rounding_type != RoundingType::Ceil) {
+    throw InvalidArgument("MaxPool: rounding_type = " + std::to_string(static_cast<int>(a.rounding_type)) +
+                          " is not a RoundingType; use RoundingType::Floor or RoundingType::Ceil");
+  }
   PoolGeometry g;
   g.input = input;
   g.output = input;
@@ -167,13 +170,9 @@ cl::Event enqueue_pool(PoolLaunch& p, bool binary, const cl::Buffer& input, cons
   const std::uint64_t in_bytes =
       4 * std::uint64_t(binary ? packed_word_count(g.input) : element_count(g.input));
   const std::uint64_t out_count = binary ? packed_word_count(g.output) : element_count(g.output);
-  const std::string kind = binary ? "packed " : "float32 ";
-  check_buffer(input, in_bytes,
-               std::string(binary ? "BinaryMaxPool" : "MaxPool") + "::enqueue: the input (" + kind +
-                   to_string(g.input) + ")");
-  check_buffer(output, out_count * 4,
-               std::string(binary ? "BinaryMaxPool" : "MaxPool") + "::enqueue: the output (" + kind +
-                   to_string(g.output) + ")");
+  detail::check_enqueue_arguments(binary ? "BinaryMaxPool::enqueue" : "MaxPool::enqueue",
+                                  p.runtime.state()->context, {input, in_bytes, g.input, binary},
+                                  {output, out_count * 4, g.output, binary}, false, wait);
   const cl_int H = cl_int(g.input[2]), W = cl_int(g.input[3]), OH = cl_int(g.output[2]),
                OW = cl_int(g.output[3]);
   const cl_int KH = a.kernel[0], KW = a.kernel[1], sy = a.strides[0], sx = a.strides[1];

@@ -1,5 +1,5 @@
 // Helpers shared by the network layers (threshold_pack, binary_maxpool, binary_fc, network): shape checks,
-// order keys, buffer checks and the one-dimensional launch with the program's fixed local size.
+// order keys, the enqueue checks and the one-dimensional launch with the program's fixed local size.
 #pragma once
 
 #include <climits>
@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "runtime/cl_call.hpp"
+#include "runtime/enqueue_checks.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/runtime_state.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/opencl.hpp"
+#include "xnorcl/packed.hpp"
 #include "xnorcl/shape.hpp"
 
 namespace xnorcl::detail {
@@ -57,18 +59,11 @@ inline void check_layer_shape(const Shape& s, const std::string& what) {
   }
 }
 
+// A ThresholdMode the kernels know (an enum may hold any value of its type).
+void check_threshold_mode(ThresholdMode mode, const char* what, std::size_t channel);
+
 inline std::int64_t element_count(const Shape& s) {
   return s[0] * s[1] * s[2] * s[3];
-}
-
-// The buffer exists and holds at least `need` bytes.
-inline void check_buffer(const cl::Buffer& b, std::uint64_t need, const std::string& what) {
-  if (!b()) throw InvalidArgument(what + " buffer is null");
-  const std::size_t size = cl_call([&] { return b.getInfo<CL_MEM_SIZE>(); }, "CL_MEM_SIZE");
-  if (size < need) {
-    throw InvalidArgument(what + " buffer holds " + std::to_string(size) + " bytes, it needs " +
-                          std::to_string(need));
-  }
 }
 
 // Enqueues a 1-D kernel over `total` work-items (rounded up to the program's local size) or, with rows > 1,
@@ -79,6 +74,7 @@ inline cl::Event enqueue_linear(const cl::CommandQueue& queue, cl::Kernel& kerne
   return cl_call(
       [&] {
         cl::Event e;
+        const auto gate = launch_gate();
         const std::size_t global = static_cast<std::size_t>(
             ceil_to(static_cast<std::int64_t>(global0), static_cast<std::int64_t>(local_size)));
         if (rows == 1) {

@@ -6,7 +6,6 @@
 
 namespace xnorcl {
 
-using detail::check_buffer;
 using detail::check_layer_shape;
 using detail::element_count;
 using detail::enqueue_linear;
@@ -37,6 +36,7 @@ ThresholdPack::ThresholdPack(const Runtime& runtime, const Shape& shape,
   std::vector<cl_uint> modes(static_cast<std::size_t>(shape[1]), 0u);
   for (std::size_t c = 0; c < rules.size(); ++c) {
     const Threshold& r = rules[c];
+    detail::check_threshold_mode(r.mode, "ThresholdPack", c);
     if ((r.mode == ThresholdMode::Greater || r.mode == ThresholdMode::Less) &&
         detail::float_is_nan(r.value)) {
       throw InvalidArgument("ThresholdPack: the threshold of channel " + std::to_string(c) + " is NaN");
@@ -79,10 +79,9 @@ std::size_t ThresholdPack::output_bytes() const {
 cl::Event ThresholdPack::enqueue(const cl::Buffer& input, const cl::Buffer& output,
                                  const std::vector<cl::Event>* wait) {
   Impl& m = *impl_;
-  check_buffer(input, input_bytes(),
-               "ThresholdPack::enqueue: the input (float32 " + to_string(m.shape) + ")");
-  check_buffer(output, output_bytes(),
-               "ThresholdPack::enqueue: the output (packed " + to_string(m.shape) + ")");
+  detail::check_enqueue_arguments("ThresholdPack::enqueue", m.runtime.state()->context,
+                                  {input, input_bytes(), m.shape, false},
+                                  {output, output_bytes(), m.shape, true}, false, wait);
   set_args(m.kernel, "threshold_pack", input, output, m.keys, m.modes, cl_int(m.C), cl_int(m.HW),
            cl_int(m.Cw), cl_int(m.total));
   return enqueue_linear(m.runtime.state()->queue, m.kernel, static_cast<std::size_t>(m.total), m.wg, wait,
@@ -126,10 +125,9 @@ cl::Event Unpack::enqueue(const cl::Buffer& input, const cl::Buffer& output,
                           const std::vector<cl::Event>* wait) {
   Impl& m = *impl_;
   const std::int64_t total = element_count(m.shape);
-  check_buffer(input, std::uint64_t(packed_word_count(m.shape)) * 4,
-               "Unpack::enqueue: the input (packed " + to_string(m.shape) + ")");
-  check_buffer(output, std::uint64_t(total) * 4,
-               "Unpack::enqueue: the output (float32 " + to_string(m.shape) + ")");
+  detail::check_enqueue_arguments("Unpack::enqueue", m.runtime.state()->context,
+                                  {input, std::uint64_t(packed_word_count(m.shape)) * 4, m.shape, true},
+                                  {output, std::uint64_t(total) * 4, m.shape, false}, false, wait);
   set_args(m.kernel, "unpack_bits", input, output, cl_int(m.shape[1]), cl_int(m.shape[2] * m.shape[3]),
            cl_int(packed_words_per_pixel(m.shape[1])), cl_int(total));
   return enqueue_linear(m.runtime.state()->queue, m.kernel, static_cast<std::size_t>(total), m.wg, wait,
@@ -188,10 +186,9 @@ cl::Event ScaleBias::enqueue(const cl::Buffer& input, const cl::Buffer& output,
                              const std::vector<cl::Event>* wait) {
   Impl& m = *impl_;
   const std::int64_t total = element_count(m.shape);
-  check_buffer(input, std::uint64_t(total) * 4,
-               "ScaleBias::enqueue: the input (float32 " + to_string(m.shape) + ")");
-  check_buffer(output, std::uint64_t(total) * 4,
-               "ScaleBias::enqueue: the output (float32 " + to_string(m.shape) + ")");
+  detail::check_enqueue_arguments("ScaleBias::enqueue", m.runtime.state()->context,
+                                  {input, std::uint64_t(total) * 4, m.shape, false},
+                                  {output, std::uint64_t(total) * 4, m.shape, false}, false, wait);
   set_args(m.kernel, "scale_bias", input, output, m.scale, m.bias, cl_int(m.shape[1]),
            cl_int(m.shape[2] * m.shape[3]), cl_int(total));
   return enqueue_linear(m.runtime.state()->queue, m.kernel, static_cast<std::size_t>(total), m.wg, wait,

@@ -7,15 +7,13 @@
 namespace xnorcl::detail {
 namespace {
 
-const std::string kWhere = "BinaryConvolution::enqueue: ";
-
 // clGetMemObjectInfo, with a handle the driver does not know reported as the caller's mistake.
 template <class T>
-T mem_info(const cl::Buffer& buffer, cl_mem_info name, const char* what) {
+T mem_info(const std::string& where, const cl::Buffer& buffer, cl_mem_info name, const char* what) {
   T value{};
   const cl_int err = clGetMemObjectInfo(buffer(), name, sizeof value, &value, nullptr);
   if (err != CL_SUCCESS) {
-    throw InvalidArgument(kWhere + "the " + what + " buffer is not a valid OpenCL memory object (" +
+    throw InvalidArgument(where + "the " + what + " buffer is not a valid OpenCL memory object (" +
                           "clGetMemObjectInfo: " + cl_error_name(err) + ")");
   }
   return value;
@@ -27,32 +25,32 @@ struct Extent {
   std::uint64_t end;
 };
 
-Extent check_one(const cl::Context& context, const EnqueueBuffer& b, const char* what, cl_mem_flags refused,
-                 const std::string& why_refused) {
-  if (!b.buffer()) throw InvalidArgument(kWhere + "the " + what + " buffer is null");
-  const auto type = mem_info<cl_mem_object_type>(b.buffer, CL_MEM_TYPE, what);
+Extent check_one(const std::string& where, const cl::Context& context, const EnqueueBuffer& b,
+                 const char* what, cl_mem_flags refused, const std::string& why_refused) {
+  if (!b.buffer()) throw InvalidArgument(where + "the " + what + " buffer is null");
+  const auto type = mem_info<cl_mem_object_type>(where, b.buffer, CL_MEM_TYPE, what);
   if (type != CL_MEM_OBJECT_BUFFER) {
-    throw InvalidArgument(kWhere + "the " + what + " is an OpenCL memory object of type " +
+    throw InvalidArgument(where + "the " + what + " is an OpenCL memory object of type " +
                           std::to_string(type) + ", not a buffer (CL_MEM_OBJECT_BUFFER)");
   }
-  if (mem_info<cl_context>(b.buffer, CL_MEM_CONTEXT, what) != context()) {
+  if (mem_info<cl_context>(where, b.buffer, CL_MEM_CONTEXT, what) != context()) {
     throw InvalidArgument(
-        kWhere + "the " + what +
+        where + "the " + what +
         " buffer belongs to another OpenCL context than the Runtime's; kernels can only use "
         "buffers of their own context");
   }
-  const auto size = mem_info<std::size_t>(b.buffer, CL_MEM_SIZE, what);
+  const auto size = mem_info<std::size_t>(where, b.buffer, CL_MEM_SIZE, what);
   if (size < b.bytes) {
-    throw InvalidArgument(kWhere + "the " + what + " buffer holds " + std::to_string(size) + " bytes, the " +
+    throw InvalidArgument(where + "the " + what + " buffer holds " + std::to_string(size) + " bytes, the " +
                           what + " " + to_string(b.shape) + (b.packed ? " (packed words)" : " (float32)") +
                           " needs " + std::to_string(b.bytes));
   }
-  const auto flags = mem_info<cl_mem_flags>(b.buffer, CL_MEM_FLAGS, what);
-  if (flags & refused) throw InvalidArgument(kWhere + "the " + what + " buffer " + why_refused);
+  const auto flags = mem_info<cl_mem_flags>(where, b.buffer, CL_MEM_FLAGS, what);
+  if (flags & refused) throw InvalidArgument(where + "the " + what + " buffer " + why_refused);
   Extent e{b.buffer(), 0, 0};
-  if (cl_mem parent = mem_info<cl_mem>(b.buffer, CL_MEM_ASSOCIATED_MEMOBJECT, what)) {
+  if (cl_mem parent = mem_info<cl_mem>(where, b.buffer, CL_MEM_ASSOCIATED_MEMOBJECT, what)) {
     e.root = parent;
-    e.begin = mem_info<std::size_t>(b.buffer, CL_MEM_OFFSET, what);
+    e.begin = mem_info<std::size_t>(where, b.buffer, CL_MEM_OFFSET, what);
   }
   e.end = e.begin + b.bytes;
   return e;
@@ -60,29 +58,31 @@ Extent check_one(const cl::Context& context, const EnqueueBuffer& b, const char*
 
 }  // namespace
 
-void check_enqueue_arguments(const cl::Context& context, const EnqueueBuffer& input,
+void check_enqueue_arguments(const char* caller, const cl::Context& context, const EnqueueBuffer& input,
                              const EnqueueBuffer& output, bool output_is_read,
                              const std::vector<cl::Event>* wait) {
-  const Extent in = check_one(context, input, "input", CL_MEM_WRITE_ONLY,
+  const std::string where = std::string(caller) + ": ";
+  const Extent in = check_one(where, context, input, "input", CL_MEM_WRITE_ONLY,
                               "was created CL_MEM_WRITE_ONLY, but the kernels read it");
   const Extent out =
       output_is_read
-          ? check_one(context, output, "output", CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY,
+          ? check_one(where, context, output, "output", CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY,
                       "was created CL_MEM_READ_ONLY or CL_MEM_WRITE_ONLY, but this layer's kernels write it "
                       "and read it back: use CL_MEM_READ_WRITE")
-          : check_one(context, output, "output", CL_MEM_READ_ONLY,
+          : check_one(where, context, output, "output", CL_MEM_READ_ONLY,
                       "was created CL_MEM_READ_ONLY, but the kernels write it");
-  // Later chunks still read the input after earlier ones wrote their outputs.
+  // Work-items read input that others' outputs would already have overwritten (and a BinaryConvolution's
+  // later chunks read the input after earlier ones wrote).
   if (in.root == out.root && in.begin < out.end && out.begin < in.end) {
     throw InvalidArgument(
-        kWhere + "the input (bytes " + std::to_string(in.begin) + " to " + std::to_string(in.end) +
+        where + "the input (bytes " + std::to_string(in.begin) + " to " + std::to_string(in.end) +
         ") and the output (bytes " + std::to_string(out.begin) + " to " + std::to_string(out.end) +
         ") overlap in one buffer; writing the output would overwrite input still to be read");
   }
   if (wait) {
     for (std::size_t i = 0; i < wait->size(); ++i) {
       if (!(*wait)[i]()) {
-        throw InvalidArgument(kWhere + "entry " + std::to_string(i) + " of the wait list (" +
+        throw InvalidArgument(where + "entry " + std::to_string(i) + " of the wait list (" +
                               std::to_string(wait->size()) + " events) is a null cl::Event");
       }
     }

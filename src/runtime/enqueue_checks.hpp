@@ -1,6 +1,7 @@
-// What BinaryConvolution::enqueue() requires of the caller's buffers and wait list, checked before anything
-// is enqueued: a bad argument is an InvalidArgument naming it and its values, never a driver error halfway
-// through the launches (by then some kernels would have run) and never a silently wrong answer.
+// What every enqueue() of the library (BinaryConvolution, the layers, Network) requires of the caller's
+// buffers and wait list, checked before anything is enqueued: a bad argument is an InvalidArgument naming it
+// and its values, never a driver error halfway through the launches (by then some kernels would have run) and
+// never a silently wrong answer.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,8 @@ struct EnqueueBuffer {
 // input and output: non-null buffer objects of the runtime's context, large enough for their shapes, with
 // access flags that allow what the kernels do (output_is_read: some kernel reads the output back; none does
 // today: the pad fold is part of the GEMM's stores), not overlapping each other. wait: no null event.
-void check_enqueue_arguments(const cl::Context& context, const EnqueueBuffer& input,
+// where: the caller, which starts every message ("ThresholdPack::enqueue").
+void check_enqueue_arguments(const char* where, const cl::Context& context, const EnqueueBuffer& input,
                              const EnqueueBuffer& output, bool output_is_read,
                              const std::vector<cl::Event>* wait);
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/cl_call.hpp"
+#include "runtime/launch_gate.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/opencl.hpp"
 

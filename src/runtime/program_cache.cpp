@@ -4,10 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <random>
 #include <sstream>
 
+#include "core/file_io.hpp"
+#include "xnorcl/error.hpp"
 #include "xnorcl/version.hpp"
 
 namespace xnorcl::detail {
@@ -16,6 +16,8 @@ namespace {
 // Entry layout: magic, key-text length, key text, payload length, payload FNV-1a, payload. The key text is
 // stored whole so that a hash collision or an entry of another library version is recognised as stale.
 constexpr char kMagic[8] = {'X', 'N', 'O', 'R', 'C', 'L', 'B', '1'};
+// Far above any program binary (PoCL's with every launched kernel: a few hundred KB).
+constexpr std::uint64_t kMaxEntryBytes = std::uint64_t(256) << 20;
 
 std::string hex(std::uint64_t v) {
   char buf[17];
@@ -26,14 +28,6 @@ std::string hex(std::uint64_t v) {
 template <class T>
 void put(std::string& out, T value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof value);
-}
-
-template <class T>
-bool get(const std::string& in, std::size_t& at, T& value) {
-  if (in.size() < at + sizeof value) return false;
-  std::memcpy(&value, in.data() + at, sizeof value);
-  at += sizeof value;
-  return true;
 }
 
 }  // namespace
@@ -73,42 +67,54 @@ std::string ProgramCache::entry_path(const std::string& key_text) const {
   return directory_ + "/" + hex(fnv1a64(key_text.data(), key_text.size())) + ".clbin";
 }
 
+// The entry is read piece by piece: the header and key first, then the payload straight into the vector
+// returned. Only a regular file of at most kMaxEntryBytes is read (a link to /dev/zero, a FIFO or a huge
+// sparse file is ignored, never read or waited on).
 std::optional<std::vector<unsigned char>> ProgramCache::load(const std::string& key_text) const {
   if (!enabled()) return std::nullopt;
   const std::string path = entry_path(key_text);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    log("cache miss: no entry " + path);
+  try {
+    std::optional<RegularFile> file = RegularFile::open(path, kMaxEntryBytes);
+    if (!file) {
+      log("cache miss: no entry " + path);
+      return std::nullopt;
+    }
+    char magic[sizeof kMagic];
+    std::uint64_t key_size = 0, payload_size = 0, checksum = 0;
+    const bool header_ok =
+        file->left() >= sizeof magic + sizeof key_size &&
+        (file->read(magic, sizeof magic), std::memcmp(magic, kMagic, sizeof kMagic) == 0) &&
+        (file->read(&key_size, sizeof key_size), key_size <= file->left());
+    if (!header_ok) {
+      log("cache entry ignored (corrupt header): " + path);
+      return std::nullopt;
+    }
+    std::string key(static_cast<std::size_t>(key_size), '\0');
+    file->read(key.data(), key.size());
+    if (key != key_text) {
+      log("cache entry ignored (stale: written for another version, source, options or driver): " + path);
+      return std::nullopt;
+    }
+    const bool sizes_ok = file->left() >= 2 * sizeof(std::uint64_t) &&
+                          (file->read(&payload_size, sizeof payload_size),
+                           file->read(&checksum, sizeof checksum), payload_size == file->left()) &&
+                          payload_size != 0;
+    if (!sizes_ok) {
+      log("cache entry ignored (truncated): " + path);
+      return std::nullopt;
+    }
+    std::vector<unsigned char> payload(static_cast<std::size_t>(payload_size));
+    file->read(payload.data(), payload.size());
+    if (fnv1a64(payload.data(), payload.size()) != checksum) {
+      log("cache entry ignored (checksum mismatch): " + path);
+      return std::nullopt;
+    }
+    log("cache hit: " + path);
+    return payload;
+  } catch (const Error& e) {
+    log(std::string("cache entry ignored (") + e.what() + ")");
     return std::nullopt;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string data = buffer.str();
-  std::size_t at = 0;
-  std::uint64_t key_size = 0, payload_size = 0, checksum = 0;
-  const bool header_ok = data.size() >= sizeof kMagic &&
-                         std::memcmp(data.data(), kMagic, sizeof kMagic) == 0 &&
-                         (at = sizeof kMagic, get(data, at, key_size)) && data.size() >= at + key_size;
-  if (!header_ok) {
-    log("cache entry ignored (corrupt header): " + path);
-    return std::nullopt;
-  }
-  if (data.compare(at, key_size, key_text) != 0 || key_size != key_text.size()) {
-    log("cache entry ignored (stale: written for another version, source, options or driver): " + path);
-    return std::nullopt;
-  }
-  at += key_size;
-  if (!get(data, at, payload_size) || !get(data, at, checksum) || data.size() - at != payload_size ||
-      payload_size == 0) {
-    log("cache entry ignored (truncated): " + path);
-    return std::nullopt;
-  }
-  if (fnv1a64(data.data() + at, payload_size) != checksum) {
-    log("cache entry ignored (checksum mismatch): " + path);
-    return std::nullopt;
-  }
-  log("cache hit: " + path);
-  return std::vector<unsigned char>(data.begin() + static_cast<std::ptrdiff_t>(at), data.end());
 }
 
 void ProgramCache::store(const std::string& key_text, const std::vector<unsigned char>& binary) const {
@@ -116,27 +122,16 @@ void ProgramCache::store(const std::string& key_text, const std::vector<unsigned
   std::error_code ec;
   std::filesystem::create_directories(directory_, ec);
   const std::string path = entry_path(key_text);
-  std::random_device rd;
-  const std::string temporary = path + ".tmp." + hex((static_cast<std::uint64_t>(rd()) << 32) | rd());
   std::string data(kMagic, sizeof kMagic);
   put<std::uint64_t>(data, key_text.size());
   data += key_text;
   put<std::uint64_t>(data, binary.size());
   put<std::uint64_t>(data, fnv1a64(binary.data(), binary.size()));
   data.append(reinterpret_cast<const char*>(binary.data()), binary.size());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    if (!out.flush()) {
-      log("cache store failed (cannot write " + temporary + ")");
-      std::filesystem::remove(temporary, ec);
-      return;
-    }
-  }
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    log("cache store failed (rename to " + path + ": " + ec.message() + ")");
-    std::filesystem::remove(temporary, ec);
+  try {
+    write_file_atomically(path, data);
+  } catch (const Error& e) {
+    log(std::string("cache store failed (") + e.what() + ")");
     return;
   }
   log("cache stored: " + path + " (" + std::to_string(binary.size()) + " bytes)");

@@ -6,12 +6,15 @@
 #include <chrono>
 #include <cstdlib>
 #include <iterator>
+#include <limits>
 #include <mutex>
 #include <sstream>
 
 #include "runtime/cl_call.hpp"
 #include "runtime/device_profile.hpp"
 #include "runtime/embedded_kernels.hpp"
+#include "runtime/knobs.hpp"
+#include "runtime/launch_gate.hpp"
 #include "runtime/opencl_loader.hpp"
 #include "runtime/runtime_state.hpp"
 #include "xnorcl/error.hpp"
@@ -27,53 +30,64 @@ using detail::RuntimeState;
 std::atomic<bool> process_exiting{false};
 std::once_flag exit_handler_once;
 
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
+const char* const kDeviceForms =
+    "\"P:D\" (platform and device indices) or a case-insensitive substring of a device's \"<platform> / "
+    "<device>\"";
+const char* const kVariants = "auto, local or global";
 
 Variant parse_variant(const std::string& text, const char* source) {
-  const std::string v = lower(text);
-  if (v == "auto") return Variant::Auto;
-  if (v == "local") return Variant::Local;
-  if (v == "global") return Variant::Global;
-  throw Error(std::string(source) + " = '" + text + "' is not a variant; use auto, local or global");
+  return detail::parse_choice<Variant>(
+      text, source, {{"auto", Variant::Auto}, {"local", Variant::Local}, {"global", Variant::Global}});
 }
 
-std::size_t parse_size(const std::string& text, const char* source) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v == 0) {
-    throw Error(std::string(source) + " = '" + text + "' is not a positive integer");
-  }
-  return static_cast<std::size_t>(v);
+// A device request names something: not empty, not blank-padded (a blank would match every device), and
+// P:D indices within range.
+void check_device_request(const std::string& r, const char* source) {
+  const auto blank = [](unsigned char c) { return std::isspace(c) != 0; };
+  if (r.empty() || blank(r.front()) || blank(r.back())) detail::refuse_setting(source, r, kDeviceForms);
+  detail::parse_device_indices(r, source);  // indices out of range are refused here, naming the source
 }
 
-// The options the caller set win; unset fields come from the environment.
+// The options the caller set win; unset fields come from the environment. Every value, from either, is
+// checked here, before any device is touched.
 RuntimeOptions with_environment(RuntimeOptions o) {
-  if (!o.device) o.device = env("XNORCL_DEVICE");
-  if (!o.variant) {
-    if (auto v = env("XNORCL_VARIANT")) o.variant = parse_variant(*v, "XNORCL_VARIANT");
+  if (o.device) {
+    check_device_request(*o.device, "RuntimeOptions::device");
+  } else {
+    o.device = detail::knob_text("XNORCL_DEVICE", kDeviceForms);
+    if (o.device) check_device_request(*o.device, "XNORCL_DEVICE");
   }
-  if (!o.cache_dir) o.cache_dir = env("XNORCL_CACHE_DIR");
+  if (o.variant) {
+    const auto v = static_cast<int>(*o.variant);
+    if (*o.variant != Variant::Auto && *o.variant != Variant::Local && *o.variant != Variant::Global) {
+      throw InvalidArgument("RuntimeOptions::variant = " + std::to_string(v) +
+                            " is not a Variant; use Variant::Auto, Variant::Local or Variant::Global");
+    }
+  } else if (auto v = detail::knob_text("XNORCL_VARIANT", kVariants)) {
+    o.variant = parse_variant(*v, "XNORCL_VARIANT");
+  }
+  if (o.cache_dir && o.cache_dir->empty()) {
+    throw InvalidArgument("RuntimeOptions::cache_dir is empty; give a directory, or \"off\" for no cache");
+  }
+  if (!o.cache_dir) o.cache_dir = detail::knob_text("XNORCL_CACHE_DIR", "a directory, or off for no cache");
+  const std::uint64_t max_size = std::numeric_limits<std::size_t>::max();
+  if (o.max_work_group_size && *o.max_work_group_size == 0) {
+    throw InvalidArgument(
+        "RuntimeOptions::max_work_group_size = 0; it takes a positive number of work-items");
+  }
   if (!o.max_work_group_size) {
-    if (auto v = env("XNORCL_MAX_WORK_GROUP_SIZE"))
-      o.max_work_group_size = parse_size(*v, "XNORCL_MAX_WORK_GROUP_SIZE");
-  }
-  if (!o.word_bits) {
-    if (auto v = env("XNORCL_WORD_BITS")) {
-      if (*v != "32" && *v != "64") throw Error("XNORCL_WORD_BITS = '" + *v + "' is neither 32 nor 64");
-      o.word_bits = *v == "32" ? 32 : 64;
+    if (auto v = detail::knob_text("XNORCL_MAX_WORK_GROUP_SIZE", "a positive number of work-items")) {
+      o.max_work_group_size =
+          static_cast<std::size_t>(detail::parse_positive(*v, "XNORCL_MAX_WORK_GROUP_SIZE", max_size));
     }
   }
+  if (!o.word_bits) {
+    if (auto v = detail::knob_text("XNORCL_WORD_BITS", "32 or 64"))
+      o.word_bits = detail::parse_choice<int>(*v, "XNORCL_WORD_BITS", {{"32", 32}, {"64", 64}});
+  }
   if (o.word_bits && *o.word_bits != 32 && *o.word_bits != 64) {
-    throw Error("RuntimeOptions::word_bits = " + std::to_string(*o.word_bits) + " is neither 32 nor 64");
+    throw InvalidArgument("RuntimeOptions::word_bits = " + std::to_string(*o.word_bits) +
+                          " is not valid; it takes 32 or 64");
   }
   return o;
 }
@@ -135,9 +149,8 @@ const FoundDevice& select_device(const std::vector<FoundDevice>& devices,
                                  const std::optional<std::string>& request) {
   if (request) {
     const std::string& r = *request;
-    int p = -1, d = -1;
-    char tail = 0;
-    if (std::sscanf(r.c_str(), "%d:%d%c", &p, &d, &tail) == 2) {
+    if (const auto indices = detail::parse_device_indices(r, "the device request")) {
+      const auto [p, d] = *indices;
       for (const auto& f : devices) {
         if (f.profile.info.platform_index == p && f.profile.info.device_index == d) return f;
       }
@@ -145,7 +158,8 @@ const FoundDevice& select_device(const std::vector<FoundDevice>& devices,
                            "' (platform:device) does not exist; available:" + listing(devices));
     }
     for (const auto& f : devices) {
-      if (lower(f.profile.info.label()).find(lower(r)) != std::string::npos) return f;
+      if (detail::lower_case(f.profile.info.label()).find(detail::lower_case(r)) != std::string::npos)
+        return f;
     }
     throw DeviceNotFound("device '" + r +
                          "' matches no \"<platform> / <device>\" (case-insensitive substring) and " +
@@ -180,10 +194,12 @@ double elapsed_ms(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-// A cached binary still goes through clBuildProgram (drivers finish or verify it there); any failure just
-// means the source is built instead.
+// A cached binary still goes through clBuildProgram (drivers finish or verify it there) and must hold every
+// kernel the runtime will create from it (a binary of another program builds fine); any failure just means
+// the source is built instead, and stored over the entry.
 std::optional<cl::Program> program_from_cache(const RuntimeState& s, const std::string& key,
-                                              const std::string& options) {
+                                              const std::string& options,
+                                              const std::vector<const char*>& kernels) {
   auto binary = s.cache.load(key);
   if (!binary) return std::nullopt;
   cl_device_id device = s.device();
@@ -203,6 +219,15 @@ std::optional<cl::Program> program_from_cache(const RuntimeState& s, const std::
     log(s, "cached binary refused by clBuildProgram (" + cl_error_name(err) + "); building from source");
     return std::nullopt;
   }
+  std::string names;
+  if (program.getInfo(CL_PROGRAM_KERNEL_NAMES, &names) != CL_SUCCESS) names.clear();
+  names = ";" + names + ";";
+  for (const char* kernel : kernels) {
+    if (names.find(";" + std::string(kernel) + ";") == std::string::npos) {
+      log(s, std::string("cached binary lacks the kernel ") + kernel + "; building from source");
+      return std::nullopt;
+    }
+  }
   return program;
 }
 
@@ -217,7 +242,8 @@ void announce_compilation(RuntimeState& s) {
   log(s, "compiling the OpenCL kernels for " + s.profile.info.label() + ": " + why);
 }
 
-BuiltProgram build_program(RuntimeState& s, const std::string& file, const std::string& base_options) {
+BuiltProgram build_program(RuntimeState& s, const std::string& file, const std::string& base_options,
+                           const std::vector<const char*>& kernels) {
   const std::string options = base_options + s.profile.extra_build_options;
   const detail::EmbeddedKernel& k = embedded(file);
   const std::string source(k.source, k.size);
@@ -225,7 +251,7 @@ BuiltProgram build_program(RuntimeState& s, const std::string& file, const std::
   BuiltProgram built;
   if (s.cache.enabled()) {
     built.cache_key = detail::ProgramCache::key_text(source, options, s.device);
-    if (auto cached = program_from_cache(s, built.cache_key, options)) {
+    if (auto cached = program_from_cache(s, built.cache_key, options, kernels)) {
       built.program = *cached;
       built.from_cache = true;
       log(s, "loaded " + file + " " + options + " from the cache in " + std::to_string(elapsed_ms(start)) +
@@ -275,6 +301,7 @@ void store_in_cache(RuntimeState& s, const BuiltProgram& built) {
   if (built.cache_key.empty() || built.from_cache) return;
   if (s.profile.binary_grows_at_first_launch) {
     std::call_once(exit_handler_once, [] { std::atexit([] { process_exiting.store(true); }); });
+    if (s.deferred_stores.empty()) detail::deferred_stores_pending(+1);
     s.deferred_stores.push_back({built.program, built.cache_key});
     return;
   }
@@ -296,7 +323,8 @@ void build_linear(RuntimeState& s, const std::string& file, const std::vector<co
                   int word_bits, cl::Program& program, std::size_t& work_group) {
   for (std::size_t size : detail::linear_work_group_sizes()) {
     if (size > s.work_group_cap) continue;
-    const BuiltProgram candidate = build_program(s, file, detail::linear_build_options(size, word_bits));
+    const BuiltProgram candidate =
+        build_program(s, file, detail::linear_build_options(size, word_bits), kernels);
     if (kernels_accept(s, candidate.program, kernels, size)) {
       store_in_cache(s, candidate);
       program = candidate.program;
@@ -313,9 +341,9 @@ void build_gemm(RuntimeState& s) {
   for (detail::GemmConfig c : detail::gemm_configs(s.variant, s.profile)) {
     if (s.options.word_bits) c.word_bits = *s.options.word_bits;  // test and tuning hook
     if (c.work_group_size() > s.work_group_cap || c.local_bytes() > s.profile.info.local_mem_size) continue;
-    const BuiltProgram candidate = build_program(s, "xnor_gemm.cl", c.build_options());
-    if (kernels_accept(s, candidate.program, {"xnor_gemm", "xnor_gemm_fused", "xnor_gemm_bits"},
-                       c.work_group_size())) {
+    const std::vector<const char*> kernels = {"xnor_gemm", "xnor_gemm_fused", "xnor_gemm_bits"};
+    const BuiltProgram candidate = build_program(s, "xnor_gemm.cl", c.build_options(), kernels);
+    if (kernels_accept(s, candidate.program, kernels, c.work_group_size())) {
       store_in_cache(s, candidate);
       s.xnor_gemm = candidate.program;
       s.gemm = c;
@@ -336,7 +364,7 @@ void build_network_programs(RuntimeState& s) {
     for (std::size_t size : detail::linear_work_group_sizes()) {
       if (size > s.work_group_cap) continue;
       const BuiltProgram candidate =
-          build_program(s, p.file, detail::network_build_options(p, s.variant, size));
+          build_program(s, p.file, detail::network_build_options(p, s.variant, size), p.kernels);
       if (kernels_accept(s, candidate.program, p.kernels, size)) {
         store_in_cache(s, candidate);
         s.linear_programs[p.file] = {candidate.program, size};
@@ -403,23 +431,30 @@ const RuntimeState::LinearProgram& RuntimeState::linear_program(const std::strin
   return it->second;
 }
 
+// With no launch starting (the gate) and none of this Runtime's in flight (the queue finished): PoCL must not
+// serialise a program while its kernels run. Other threads' launches wait here once, for the first run only.
 void RuntimeState::store_deferred() const noexcept {
+  std::vector<DeferredStore> stores;
   try {
+    const auto gate = store_gate();
     const std::lock_guard<std::mutex> lock(deferred_mutex);
-    for (const DeferredStore& d : deferred_stores) {
+    stores.swap(deferred_stores);
+    if (stores.empty()) return;
+    queue.finish();
+    for (const DeferredStore& d : stores) {
       if (const auto binary = program_binary(*this, d.program())) cache.store(d.key, *binary);
     }
-    deferred_stores.clear();
   } catch (...) {
     // The cache is an optimisation: a failure here must not fail a finished run or escape a destructor.
   }
+  if (!stores.empty()) deferred_stores_pending(-1);
 }
 
 RuntimeState::~RuntimeState() {
-  if (deferred_stores.empty() || process_exiting.load()) return;
-  try {
-    queue.finish();
-  } catch (...) {
+  if (deferred_stores.empty()) return;
+  if (process_exiting.load()) {
+    deferred_stores_pending(-1);
+    return;
   }
   store_deferred();
 }

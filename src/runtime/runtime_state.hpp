@@ -19,7 +19,7 @@ struct RuntimeState {
   RuntimeState() = default;
   RuntimeState(const RuntimeState&) = delete;
   RuntimeState& operator=(const RuntimeState&) = delete;
-  ~RuntimeState();  // store_deferred(), after the queue has finished, unless the process is exiting
+  ~RuntimeState();  // store_deferred(), unless the process is exiting
 
   cl::Context context;
   cl::Device device;
@@ -53,7 +53,8 @@ struct RuntimeState {
   // (DeviceProfile::binary_grows_at_first_launch). Such a driver serialises a program's binary once, at the
   // first query, so they are stored after the first blocking run (after_first_host_run: the kernels a first
   // layer or network needs have run by then), else when the last Runtime copy goes, unless the process is
-  // exiting (its drivers may be half torn down by then). Stored once each; failures only log.
+  // exiting (its drivers may be half torn down by then). Stored once each; failures only log. The store waits
+  // for no launch to be in flight (runtime/launch_gate.hpp): PoCL aborts when the two overlap.
   struct DeferredStore {
     cl::Program program;
     std::string key;

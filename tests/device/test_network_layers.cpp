@@ -245,6 +245,8 @@ void bad_arguments_are_refused(Variant variant) {
   REQUIRE_THROWS_WITH(ThresholdPack(rt, Shape{1, 3, 2, 2}, greater_than({1.0f})),
                       Catch::Contains("1 threshold rules for 3 channels"));
   REQUIRE_THROWS_WITH(ThresholdPack(rt, Shape{1, 3, 0, 2}, {}), Catch::Contains("1x3x0x2"));
+  REQUIRE_THROWS_WITH(ThresholdPack(rt, Shape{1, 1, 2, 2}, {{0.0f, static_cast<ThresholdMode>(4)}}),
+                      Catch::Contains("is 4, not a ThresholdMode"));
   REQUIRE_THROWS_AS(ScaleBias(rt, Shape{1, 2, 1, 1}, {1.0f}, {1.0f}), InvalidArgument);
   PoolAttributes a;
   a.kernel = {5, 5};
@@ -256,8 +258,10 @@ void bad_arguments_are_refused(Variant variant) {
   ThresholdPack k(rt, Shape{1, 33, 2, 2}, {});
   cl::Buffer small(rt.context(), CL_MEM_READ_WRITE, 16);
   cl::Buffer big(rt.context(), CL_MEM_READ_WRITE, 4096);
-  REQUIRE_THROWS_WITH(k.enqueue(small, big), Catch::Contains("holds 16 bytes, it needs 528"));
-  REQUIRE_THROWS_WITH(k.enqueue(big, small), Catch::Contains("holds 16 bytes, it needs 32"));
+  REQUIRE_THROWS_WITH(k.enqueue(small, big),
+                      Catch::Contains("input buffer holds 16 bytes") && Catch::Contains("needs 528"));
+  REQUIRE_THROWS_WITH(k.enqueue(big, small),
+                      Catch::Contains("output buffer holds 16 bytes") && Catch::Contains("needs 32"));
   REQUIRE_THROWS_AS(k.enqueue(cl::Buffer(), big), InvalidArgument);
   REQUIRE_THROWS_AS(k.run(nullptr), InvalidArgument);
 }

@@ -1,10 +1,18 @@
 // The program-binary cache: hits after a first build, and damaged entries ignored and rebuilt.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <iterator>
 #include <random>
 
 #include "device_support.hpp"
@@ -110,6 +118,75 @@ TEST_CASE("program cache: corrupt, truncated and stale entries are ignored and r
   // The rebuilt entry replaced the damaged one: everything hits now.
   const CacheRun healed = create_with_cache(dir);
   CHECK(healed.count("cache hit") == kPrograms);
+  fs::remove_all(dir);
+}
+
+namespace {
+
+std::string contents(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Runs create_with_cache, but gives up after a minute instead of hanging the test: a reader blocked on a FIFO
+// is released by opening the FIFO for writing.
+CacheRun create_within_a_minute(const fs::path& dir, const fs::path& fifo) {
+  auto run = std::async(std::launch::async, [&] { return create_with_cache(dir); });
+  if (run.wait_for(std::chrono::seconds(60)) == std::future_status::timeout) {
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+    run.wait();
+    FAIL("Runtime::create still waited after a minute (on the FIFO " << fifo << ")");
+  }
+  return run.get();
+}
+
+}  // namespace
+
+TEST_CASE("program cache: entries that are no regular file, too large or lack a kernel are replaced",
+          "[cache]") {
+  const fs::path dir = fresh_directory();
+  create_with_cache(dir);
+  const auto files = entries(dir);
+  REQUIRE(files.size() == kPrograms);
+  std::string expected;
+  SECTION("a symbolic link to /dev/zero") {
+    fs::remove(files[0]);
+    fs::create_symlink("/dev/zero", files[0]);
+    expected = "is a character device, not a regular file";
+  }
+  SECTION("a FIFO") {
+    fs::remove(files[0]);
+    REQUIRE(::mkfifo(files[0].c_str(), 0600) == 0);
+    expected = "is a FIFO, not a regular file";
+  }
+  SECTION("a sparse file of 3 GiB") {
+    fs::resize_file(files[0], std::uintmax_t(3) << 30);
+    expected = "holds 3221225472 bytes, more than the 268435456 it may";
+  }
+  SECTION("the intact entry of another program: it builds but lacks the kernels") {
+    // Entry layout: magic (8), key length (8), key, then payload length, checksum, payload.
+    const std::string mine = contents(files[0]), other = contents(files[1]);
+    std::uint64_t my_key = 0, other_key = 0;
+    std::memcpy(&my_key, mine.data() + 8, 8);
+    std::memcpy(&other_key, other.data() + 8, 8);
+    std::ofstream(files[0], std::ios::binary | std::ios::trunc)
+        << mine.substr(0, 16 + my_key) + other.substr(16 + other_key);
+    expected = "cached binary lacks the kernel";
+  }
+  const CacheRun again = create_within_a_minute(dir, files[0]);
+  INFO([&] {
+    std::string all;
+    for (const auto& m : again.messages) all += m + "\n";
+    return all;
+  }());
+  CHECK(again.count(expected) == 1);
+  CHECK(again.count("from source in") == 1);
+  // The rebuilt program replaced the entry with a regular file: everything hits now.
+  CHECK(fs::is_regular_file(fs::symlink_status(files[0])));
+  const CacheRun healed = create_with_cache(dir);
+  CHECK(healed.count("cache hit") == kPrograms);
+  CHECK(healed.count("from source") == 0);
   fs::remove_all(dir);
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -256,4 +257,55 @@ TEST_CASE("a BinaryConvolution keeps its Runtime alive", "[runtime]") {
     conv.emplace(runtime, layer.attributes, layer.x_shape, layer.filter);
   }
   CHECK(bitwise_equal(conv->run(layer.x.data()), layer.reference()));
+}
+
+namespace {
+
+void require_refused(const std::function<void()>& create, const std::vector<std::string>& parts) {
+  try {
+    create();
+    FAIL("accepted");
+  } catch (const xnorcl::InvalidArgument& e) {
+    INFO(e.what());
+    for (const auto& part : parts) CHECK(contains(e.what(), part));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("settings are parsed strictly: empty, blank, signed, overflowing or unknown values are refused",
+          "[runtime]") {
+  require_device();
+  const std::string huge = "18446744073709551616";  // 2^64
+  const std::pair<const char*, std::vector<std::string>> cases[] = {
+      {"XNORCL_MAX_WORK_GROUP_SIZE", {"-1", huge, "", " 64", "64 ", "0x40", "0"}},
+      {"XNORCL_DEVICE", {"4294967296:0", "0:4294967296", "", " ", " 0:0"}},
+      {"XNORCL_VARIANT", {"", "fast", "local "}},
+      {"XNORCL_WORD_BITS", {"", "032", "64 "}},
+      {"XNORCL_CACHE_DIR", {""}},
+  };
+  for (const auto& [name, values] : cases) {
+    for (const std::string& value : values) {
+      INFO(name << "='" << value << "'");
+      ScopedEnv env(name, value.c_str());
+      require_refused([] { Runtime::create(); }, {name, "'" + value + "'", "it takes"});
+    }
+  }
+  CHECK_NOTHROW(Runtime::create());  // the environment as it was: the defaults
+}
+
+TEST_CASE("RuntimeOptions out of their domain are refused, naming what is valid", "[runtime]") {
+  require_device();
+  RuntimeOptions empty_device;
+  empty_device.device = "";
+  require_refused([&] { Runtime::create(empty_device); }, {"RuntimeOptions::device", "P:D"});
+  RuntimeOptions blank_device;
+  blank_device.device = " ";
+  require_refused([&] { Runtime::create(blank_device); }, {"RuntimeOptions::device", "P:D"});
+  RuntimeOptions bad_variant;
+  bad_variant.variant = static_cast<xnorcl::Variant>(42);
+  require_refused([&] { Runtime::create(bad_variant); }, {"RuntimeOptions::variant = 42", "Variant::Global"});
+  RuntimeOptions no_cap;
+  no_cap.max_work_group_size = 0;
+  require_refused([&] { Runtime::create(no_cap); }, {"max_work_group_size = 0"});
 }

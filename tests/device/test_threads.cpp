@@ -3,7 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <functional>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -86,4 +90,109 @@ TEST_CASE("4 threads x 50 runs on one shared Runtime match the reference (Local)
 
 TEST_CASE("4 threads x 50 runs on one shared Runtime match the reference (Global)", "[global][threads]") {
   many_threads_share_one_runtime(Variant::Global);
+}
+
+namespace {
+
+// A layer of the given kind (0..5) on its own data, its host reference computed once: the function returned
+// makes the layer (creating and releasing its kernels), runs it and compares. Every kind is from another
+// program.
+std::function<bool()> mixed_layer(Runtime& rt, int kind, int t) {
+  const std::int64_t C = 16 + t;
+  const Shape s{1, C, 12, 12};
+  std::vector<float> x(static_cast<std::size_t>(C * 144));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(static_cast<int>(i * 7 + t) % 5) - 2.0f;
+  const std::vector<std::uint32_t> words = pack_activations(x.data(), s, {});
+  std::vector<std::uint8_t> bits(static_cast<std::size_t>(16 * C * 144 / 8));
+  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = static_cast<std::uint8_t>(i * 37 + t);
+  const std::vector<float> ones(static_cast<std::size_t>(C), 1.5f), zeros(static_cast<std::size_t>(C), -0.5f);
+  const PoolAttributes pool;
+  switch (kind) {
+    case 0:
+      return [&rt, s, x, words] { return ThresholdPack(rt, s, {}).run(x.data()) == words; };
+    case 1:
+      return [&rt, s, x, pool, want = reference_maxpool(x.data(), s, pool)] {
+        return MaxPool(rt, pool, s).run(x.data()) == want;
+      };
+    case 2:
+      return [&rt, s, words, pool, want = reference_binary_maxpool(words.data(), s, pool)] {
+        return BinaryMaxPool(rt, pool, s).run(words.data()) == want;
+      };
+    case 3: {
+      const Filter f = Filter::from_packed(bits.data(), bits.size(), Shape{5, C, 12, 12}, BitOrder::MsbFirst);
+      return [&rt, s, words, f, want = reference_binary_fully_connected(words.data(), s, f)] {
+        return BinaryFullyConnected(rt, s, f).run(words.data()) == want;
+      };
+    }
+    case 4:
+      return [&rt, s, x, ones, zeros, want = reference_scale_bias(x.data(), s, ones, zeros)] {
+        return ScaleBias(rt, s, ones, zeros).run(x.data()) == want;
+      };
+    default: {
+      const Filter f = Filter::from_packed(bits.data(), bits.size(), Shape{16, C, 3, 3}, BitOrder::MsbFirst);
+      const BinaryConvolution::Attributes a;
+      return [&rt, s, x, f, a, want = reference_binary_convolution(x.data(), s, f, a)] {
+        return BinaryConvolution(rt, a, s, f).run(x.data()) == want;
+      };
+    }
+  }
+}
+
+}  // namespace
+
+// The first runs of a Runtime whose cache is empty. On drivers that add code to a program at its first launch
+// (PoCL) the binaries are stored after the first blocking run, while other threads launch; PoCL aborted
+// (pocl_release_dlhandle_cache: Assertion 'found->ref_count > 0') in about one process in five. Run in
+// processes of their own (tests/process_tests.cmake), each with an empty XNORCL_CACHE_DIR and PoCL's kernel
+// cache off, so that every first launch compiles.
+TEST_CASE("8 threads on one Runtime with an empty program cache match the references and fill the cache",
+          "[.cold_threads]") {
+  namespace fs = std::filesystem;
+  const char* dir = std::getenv("XNORCL_CACHE_DIR");
+  REQUIRE(dir != nullptr);
+  REQUIRE((!fs::exists(dir) || fs::is_empty(dir)));
+  RuntimeOptions options;
+  options.variant = Variant::Global;
+  std::atomic<int> stored{0};
+  options.log = [&stored](const std::string& m) { stored += m.rfind("cache stored", 0) == 0; };
+  std::optional<Runtime> created;
+  try {
+    created.emplace(Runtime::create(options));
+  } catch (const DeviceNotFound&) {
+    xnorcl::test::runtime_for(Variant::Global);  // skips or fails, as every device test does
+  }
+  REQUIRE(created);
+  // Each thread makes and runs layers of its kind kRuns times and until every program is stored (at most
+  // 200 runs): the stores happen while the others launch.
+  constexpr int kPrograms = 5;  // im2col_pack, xnor_gemm, threshold_pack, binary_maxpool, binary_fc
+  constexpr int kThreads = 8, kRuns = 60;
+  std::vector<std::string> failures(kThreads);
+  std::vector<int> runs(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        const std::function<bool()> run_matches = mixed_layer(*created, t % 6, t);
+        for (int r = 0; r < 200 && (r < kRuns || stored < kPrograms); ++r, ++runs[t]) {
+          if (!run_matches()) {
+            failures[t] = "thread " + std::to_string(t) + " run " + std::to_string(r) + " differs";
+            return;
+          }
+        }
+      } catch (const std::exception& e) {
+        failures[t] = e.what();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    INFO("thread " << t << ": " << runs[t] << " runs");
+    CHECK(failures[t].empty());
+    CHECK(runs[t] >= kRuns);
+  }
+  CHECK(stored == kPrograms);
+  std::size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir)) entries += e.path().extension() == ".clbin";
+  CHECK(entries == kPrograms);
 }

@@ -19,6 +19,7 @@ std::atomic<std::int64_t> g_buffers{0}, g_kernels{0}, g_transfers{0};
 std::atomic<int> g_fault{static_cast<int>(Fault::None)};
 std::atomic<int> g_countdown{0};  // calls of the armed kind to let through before the corrupted one
 std::atomic<bool> g_fired{false};
+std::atomic<cl_ulong> g_reported_max_alloc{0};  // 0: the driver's own CL_DEVICE_MAX_MEM_ALLOC_SIZE
 
 std::mutex g_live_mutex;
 std::map<cl_mem, std::int64_t>& live_references() {
@@ -111,6 +112,10 @@ bool fired() {
   return g_fired.load();
 }
 
+void report_max_mem_alloc(std::uint64_t bytes) {
+  g_reported_max_alloc.store(bytes);
+}
+
 bool active(const Runtime& runtime) {
   const std::int64_t before = counts().buffers_created;
   const std::int64_t live = live_buffers();
@@ -126,6 +131,17 @@ bool active(const Runtime& runtime) {
 using namespace xnorcl::test::intercept;
 
 extern "C" {
+
+cl_int clGetDeviceInfo(cl_device_id device, cl_device_info name, size_t size, void* value, size_t* size_ret) {
+  static const auto real = next<decltype(&clGetDeviceInfo)>("clGetDeviceInfo");
+  const cl_int err = real(device, name, size, value, size_ret);
+  const cl_ulong reported = g_reported_max_alloc.load();
+  if (err == CL_SUCCESS && name == CL_DEVICE_MAX_MEM_ALLOC_SIZE && reported && value &&
+      size >= sizeof(cl_ulong)) {
+    *static_cast<cl_ulong*>(value) = reported;
+  }
+  return err;
+}
 
 cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void* host_ptr,
                       cl_int* errcode_ret) {

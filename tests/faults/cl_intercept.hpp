@@ -47,6 +47,17 @@ void disarm();
 // Whether the armed fault happened (the driver was asked the corrupted call).
 bool fired();
 
+// From now on clGetDeviceInfo reports this CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: the driver's own again). Only
+// what the library reads changes (a Runtime created meanwhile plans with it); the driver's limit stays.
+void report_max_mem_alloc(std::uint64_t bytes);
+class ReportedMaxAlloc {
+ public:
+  explicit ReportedMaxAlloc(std::uint64_t bytes) { report_max_mem_alloc(bytes); }
+  ~ReportedMaxAlloc() { report_max_mem_alloc(0); }
+  ReportedMaxAlloc(const ReportedMaxAlloc&) = delete;
+  ReportedMaxAlloc& operator=(const ReportedMaxAlloc&) = delete;
+};
+
 // Arms a fault for the lifetime of the object.
 class Armed {
  public:

@@ -142,8 +142,62 @@ void attributes_near_int_max(Variant variant) {
   }
 }
 
+// CL_DEVICE_MAX_MEM_ALLOC_SIZE reported as 1 MiB: limits apply to the buffers a layer really uses.
+void limits_checked_against_the_buffers_used(Variant variant) {
+  runtime_for(variant);  // fails the test without a device
+  const intercept::ReportedMaxAlloc one_mib(std::uint64_t(1) << 20);
+  RuntimeOptions options;
+  options.variant = variant;
+  Runtime rt = Runtime::create(options);
+  REQUIRE(rt.device_info().max_mem_alloc_size == (std::size_t(1) << 20));
+  REQUIRE(intercept::active(rt));
+  SECTION("the vehicle classifier: no buffer above 256 KB, though conv1's float32 run() staging is 1.2 MB") {
+    const VehicleClassifier v = vehicle_classifier(7);
+    Network net(rt, v.spec);
+    std::vector<float> x(3 * 96 * 96);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 256);
+    CHECK(net.run(x.data()).values == reference_network(v.spec, x.data()).back().values);
+  }
+  SECTION("a packed layer is made; run() refuses its float32 staging before any device work") {
+    BinaryConvolution::Options o;
+    o.input_packed = true;
+    o.output = BinaryConvolution::Output::packed(greater_than(std::vector<float>(32, 0.0f)));
+    const Shape input{1, 32, 96, 96};  // 1.2 MB as float32, 36 KB packed
+    BinaryConvolution conv(rt, {}, input, zero_filter({32, 32, 1, 1}), o);
+    const std::vector<std::uint32_t> x(96 * 96, 0x5555u);
+    std::vector<std::uint32_t> y(96 * 96, 7u);
+    const Activity activity;
+    try {
+      conv.run_packed(x.data(), y.data());
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK_THAT(e.what(), Contains("1179648 bytes of staging buffer") &&
+                               Contains("CL_DEVICE_MAX_MEM_ALLOC_SIZE (1048576)"));
+    }
+    CHECK(activity.buffers_created() == 0);
+    CHECK(activity.commands() == 0);
+    CHECK(y == std::vector<std::uint32_t>(96 * 96, 7u));
+  }
+  SECTION("fully-connected weights above the limit are refused before allocating") {
+    const Activity activity;
+    const Shape input{1, 1024, 16, 16};  // K = 2^18 bits: 32 KB of weights per output
+    try {
+      BinaryFullyConnected fc(rt, input, zero_filter({40, 1024, 16, 16}));
+      FAIL("accepted");
+    } catch (const OpenCLError& e) {
+      FAIL("refused by the driver, not before allocating: " << e.what());
+    } catch (const InvalidArgument& e) {
+      CHECK_THAT(e.what(), Contains("1310720 bytes") && Contains("CL_DEVICE_MAX_MEM_ALLOC_SIZE (1048576)"));
+    }
+    CHECK(activity.buffers_created() == 0);
+  }
+}
+
 }  // namespace
 
+XNORCL_VARIANT_TEST(
+    "limits are checked against the buffers a layer uses (CL_DEVICE_MAX_MEM_ALLOC_SIZE 1 MiB)",
+    "[faults][limits]", limits_checked_against_the_buffers_used)
 XNORCL_VARIANT_TEST("one row of patches above CL_DEVICE_MAX_MEM_ALLOC_SIZE is refused before allocating",
                     "[faults][limits]", row_of_patches_above_max_alloc)
 XNORCL_VARIANT_TEST("one image above CL_DEVICE_MAX_MEM_ALLOC_SIZE is refused before allocating",

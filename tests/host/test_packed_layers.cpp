@@ -305,3 +305,16 @@ TEST_CASE("network files: save, load and parse round-trip; malformed files are r
   bad[12 + 7] = static_cast<char>(0x80);  // the input's N negative
   REQUIRE_THROWS_AS(parse_network(bad), InvalidArgument);
 }
+
+TEST_CASE("enumerations out of their domain are refused, naming what is valid", "[packed]") {
+  const Shape s{1, 2, 2, 2};
+  const std::vector<float> y(8, 1.0f);
+  const std::vector<Threshold> rules = {{0.0f, ThresholdMode::Greater},
+                                        {0.0f, static_cast<ThresholdMode>(4)}};
+  REQUIRE_THROWS_WITH(pack_activations(y.data(), s, rules),
+                      Catch::Contains("channel 1 is 4, not a ThresholdMode") && Catch::Contains("AlwaysOne"));
+  PoolAttributes a;
+  a.rounding_type = static_cast<RoundingType>(5);
+  REQUIRE_THROWS_WITH(validate_pool(a, Shape{1, 2, 4, 4}),
+                      Catch::Contains("rounding_type = 5") && Catch::Contains("RoundingType::Ceil"));
+}

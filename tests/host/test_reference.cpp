@@ -183,3 +183,19 @@ TEST_CASE("reference refuses a null input and invalid attributes", "[reference]"
   a.mode = "xnor";
   REQUIRE_THROWS_AS(reference_binary_convolution(c.input.data(), c.input_shape, f, a), InvalidArgument);
 }
+
+TEST_CASE("reference: an output larger than the host can hold is an Error naming its size", "[reference]") {
+  // 2^30 images of 2^15 x 2^15 pixels, one output channel: 2^60 outputs. The input is never read.
+  const Shape input{std::int64_t(1) << 30, 1, 32768, 32768};
+  const std::vector<float> x(1, 1.0f);
+  const std::uint8_t bits = 0x80;
+  const Filter f = Filter::from_packed(&bits, 1, Shape{1, 1, 1, 1}, BitOrder::MsbFirst);
+  try {
+    reference_binary_convolution(x.data(), input, f, BinaryConvolution::Attributes{});
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("reference_binary_convolution") &&
+                             Catch::Contains("1073741824x1x32768x32768") &&
+                             Catch::Contains("1152921504606846976 values of 4 bytes"));
+  }
+}

@@ -79,6 +79,16 @@ struct BinaryConvolution::Impl {
                      std::uint64_t(packed_words_per_pixel(dims.C_OUT)) * 4
                : dims.output_per_batch() * sizeof(float);
   }
+  // run()'s staging buffers serve every input and output type: at least float32 per batch.
+  std::uint64_t run_input_per_batch() const {
+    return std::max(dims.input_per_batch() * sizeof(float), input_bytes_per_batch());
+  }
+  std::uint64_t run_output_per_batch() const {
+    return std::max(dims.output_per_batch() * sizeof(float), output_bytes_per_batch());
+  }
+  std::uint64_t run_staging_per_batch() const {
+    return std::max(run_input_per_batch(), run_output_per_batch());
+  }
 
   detail::LayerBuffers buffers;
   cl::Buffer run_input, run_output;  // run()'s staging buffers, created on first use
@@ -131,23 +141,20 @@ cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl
 }
 
 // run() uploads and downloads batch groups whose buffers fit the allocation limit (and the test budget).
+// Only one image in the layer's own input and output types must fit: run()'s float32 staging is checked
+// by run(), since enqueue() on the caller's buffers never needs it.
 int BinaryConvolution::Impl::staging_group(const detail::MemoryLimits& limits) const {
-  const LayerDims& d = dims;
-  const ConvGeometry& g = geometry;
   const std::uint64_t max_alloc = limits.max_alloc, test_budget = limits.test_budget;
-  const std::uint64_t per_batch = std::max(d.input_per_batch(), d.output_per_batch()) * sizeof(float);
-  const std::uint64_t limit = test_budget ? std::min(max_alloc, test_budget) : max_alloc;
-  std::uint64_t group = limit / per_batch;
-  if (group == 0) {
-    if (per_batch > max_alloc) {
-      throw Error("one image of layer " + to_string(g.input) + " -> " + to_string(g.output) + " needs " +
-                  std::to_string(per_batch) +
-                  " bytes of device buffer, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
-                  std::to_string(max_alloc) + ")");
-    }
-    group = 1;
+  const std::uint64_t image = std::max(input_bytes_per_batch(), output_bytes_per_batch());
+  if (image > max_alloc) {
+    throw Error("one image of layer " + to_string(geometry.input) + " -> " + to_string(geometry.output) +
+                " needs " + std::to_string(image) +
+                " bytes of device buffer, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                std::to_string(max_alloc) + ")");
   }
-  return static_cast<int>(std::min<std::uint64_t>(group, std::uint64_t(d.N)));
+  const std::uint64_t limit = test_budget ? std::min(max_alloc, test_budget) : max_alloc;
+  const std::uint64_t group = std::max<std::uint64_t>(limit / run_staging_per_batch(), 1);
+  return static_cast<int>(std::min<std::uint64_t>(group, std::uint64_t(dims.N)));
 }
 
 BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& attributes,
@@ -279,6 +286,13 @@ std::vector<Out> BinaryConvolution::Impl::run(const T* x) {
   }
   if (!x) throw InvalidArgument("BinaryConvolution::run: the input pointer is null");
   const std::shared_ptr<detail::RuntimeState>& state = runtime.state();
+  const std::uint64_t max_alloc = std::max<std::uint64_t>(state->profile.info.max_mem_alloc_size, 1);
+  if (run_staging_per_batch() > max_alloc) {
+    throw Error("BinaryConvolution::run: one image of layer " + to_string(geometry.input) + " -> " +
+                to_string(output_shape) + " needs " + std::to_string(run_staging_per_batch()) +
+                " bytes of staging buffer (float32), more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
+                std::to_string(max_alloc) + "); enqueue() on buffers of the layer's own types needs none");
+  }
   const cl::CommandQueue& queue = state->queue;
   const std::uint64_t in_bytes = words_in ? input_bytes_per_batch() : dims.input_per_batch() * sizeof(T);
   const std::uint64_t out_bytes = output_bytes_per_batch();
@@ -293,14 +307,10 @@ std::vector<Out> BinaryConvolution::Impl::run(const T* x) {
           // Both or neither: a failed allocation of run_output must not leave run_input alone behind. Sized
           // for float32 per batch, at least what any input or output type needs.
           if (!run_input() || !run_output()) {
-            run_input = cl::Buffer(
-                state->context, CL_MEM_READ_ONLY,
-                static_cast<std::size_t>(
-                    std::max(dims.input_per_batch() * sizeof(float), input_bytes_per_batch()) * run_group));
-            run_output =
-                cl::Buffer(state->context, CL_MEM_READ_WRITE,
-                           static_cast<std::size_t>(
-                               std::max(dims.output_per_batch() * sizeof(float), out_bytes) * run_group));
+            run_input = cl::Buffer(state->context, CL_MEM_READ_ONLY,
+                                   static_cast<std::size_t>(run_input_per_batch() * run_group));
+            run_output = cl::Buffer(state->context, CL_MEM_READ_WRITE,
+                                    static_cast<std::size_t>(run_output_per_batch() * run_group));
           }
           const auto* bytes_in = reinterpret_cast<const unsigned char*>(x);
           auto* bytes_out = reinterpret_cast<unsigned char*>(y.data());
@@ -390,7 +400,7 @@ cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& 
         "enqueue(input, shortcut, output)");
   const std::uint64_t need_in = m.input_bytes_per_batch() * std::uint64_t(m.dims.N);
   const std::uint64_t need_out = m.output_bytes_per_batch() * std::uint64_t(m.dims.N);
-  detail::check_enqueue_arguments(m.runtime.state()->context,
+  detail::check_enqueue_arguments("BinaryConvolution::enqueue", m.runtime.state()->context,
                                   {input, need_in, m.geometry.input, m.options.input_packed},
                                   {output, need_out, m.output_shape, output_packed()}, false, wait);
   m.last_events.clear();
@@ -407,9 +417,10 @@ cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& 
   const std::uint64_t need_in = m.input_bytes_per_batch() * std::uint64_t(m.dims.N);
   const std::uint64_t need_out = m.output_bytes_per_batch() * std::uint64_t(m.dims.N);
   const cl::Context& context = m.runtime.state()->context;
-  detail::check_enqueue_arguments(context, {input, need_in, m.geometry.input, m.options.input_packed},
+  const char* where = "BinaryConvolution::enqueue";
+  detail::check_enqueue_arguments(where, context, {input, need_in, m.geometry.input, m.options.input_packed},
                                   {output, need_out, m.output_shape, false}, false, wait);
-  detail::check_enqueue_arguments(context, {shortcut, need_out, m.output_shape, false},
+  detail::check_enqueue_arguments(where, context, {shortcut, need_out, m.output_shape, false},
                                   {output, need_out, m.output_shape, false}, false, wait);
   m.last_events.clear();
   m.epilogue.shortcut = shortcut;

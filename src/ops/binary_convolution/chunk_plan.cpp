@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "runtime/knobs.hpp"
 #include "xnorcl/error.hpp"
 
 namespace xnorcl::detail {
@@ -13,14 +14,8 @@ namespace {
 constexpr std::uint64_t kDefaultChunkBudget = std::uint64_t(64) << 20;
 
 std::uint64_t test_chunk_budget() {
-  const char* v = std::getenv("XNORCL_MAX_CHUNK_BYTES");
-  if (!v || !*v) return 0;
-  char* end = nullptr;
-  const unsigned long long bytes = std::strtoull(v, &end, 10);
-  if (*end != '\0' || bytes == 0) {
-    throw InvalidArgument(std::string("XNORCL_MAX_CHUNK_BYTES = '") + v + "' is not a positive integer");
-  }
-  return bytes;
+  const auto v = knob_text("XNORCL_MAX_CHUNK_BYTES", "a positive number of bytes");
+  return v ? parse_positive(*v, "XNORCL_MAX_CHUNK_BYTES", UINT64_MAX) : 0;
 }
 
 // The most columns (P_pad) a chunk may have: within the budget, the allocation limit and 32-bit column

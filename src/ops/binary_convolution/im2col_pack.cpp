@@ -88,6 +88,7 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, InputType i
   const bool uint8_input = input_type == InputType::U8;
   auto run = [&](cl::Kernel& k, const Plan::Launch& l, const std::vector<cl::Event>* wait_list) {
     cl::Event e;
+    const auto gate = launch_gate();
     queue.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
                                cl::NDRange(l.local[0], l.local[1]), wait_list, &e);
     events.emplace_back(l.kernel, e);

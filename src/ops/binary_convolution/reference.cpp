@@ -2,8 +2,12 @@
 // so device and host agree bit for bit; it is written for clarity first and vectorizable inner loops second.
 #include "xnorcl/reference.hpp"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
+#include <new>
+#include <string>
 
 #include "xnorcl/error.hpp"
 
@@ -25,6 +29,40 @@ bool is_nan_bits(float value) noexcept {
   return (u & 0x7fffffffu) > 0x7f800000u;
 }
 
+// A host buffer of `count` values of the output or of the filter; more than the host can give is an Error
+// naming the sizes, never a std::bad_alloc.
+std::string decimal(unsigned __int128 v) {
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+    v /= 10;
+  } while (v != 0);
+  return digits;
+}
+
+template <class V>
+std::vector<V> host_buffer(unsigned __int128 count, const std::string& what) {
+  const std::string sizes =
+      what + ": " + decimal(count) + " values of " + std::to_string(sizeof(V)) + " bytes";
+  if (count > std::vector<V>().max_size()) {
+    throw Error("reference_binary_convolution: " + sizes + " are more than a host vector holds");
+  }
+  // Never asked of the allocator (some, sanitizers' among them, abort on absurd requests instead of
+  // throwing).
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0 &&
+      count * sizeof(V) > static_cast<unsigned __int128>(pages) * static_cast<unsigned __int128>(page_size)) {
+    throw Error("reference_binary_convolution: " + sizes + " are more than this host's memory (" +
+                decimal(static_cast<unsigned __int128>(pages) * static_cast<unsigned __int128>(page_size)) +
+                " bytes)");
+  }
+  try {
+    return std::vector<V>(static_cast<std::size_t>(count));
+  } catch (const std::bad_alloc&) {
+    throw Error("reference_binary_convolution: cannot allocate " + sizes);
+  }
+}
+
 template <class T>
 std::vector<float> reference(const T* x, const Shape& x_shape, const Filter& f,
                              const BinaryConvolution::Attributes& a) {
@@ -40,10 +78,12 @@ std::vector<float> reference(const T* x, const Shape& x_shape, const Filter& f,
     threshold_keys[c] = order_key(a.input_thresholds[c]);
   }
   // Filter bits in the patch order k = (c*KH + ky)*KW + kx, one byte each.
-  std::vector<std::uint8_t> w(static_cast<std::size_t>(O * K));
+  std::vector<std::uint8_t> w = host_buffer<std::uint8_t>(
+      static_cast<unsigned __int128>(O) * static_cast<unsigned __int128>(K), "the filter bits");
   for (std::int64_t i = 0; i < O * K; ++i) w[i] = f.bit(i);
 
-  std::vector<float> y(static_cast<std::size_t>(N * O * OH * OW));
+  std::vector<float> y = host_buffer<float>(static_cast<unsigned __int128>(N) * O * OH * OW,
+                                            "the output " + to_string(g.output));
   std::vector<std::uint8_t> bit(static_cast<std::size_t>(K)), inside(static_cast<std::size_t>(K));
   for (std::int64_t n = 0; n < N; ++n) {
     for (std::int64_t oy = 0; oy < OH; ++oy) {

@@ -72,6 +72,7 @@ cl::Event XnorGemmLauncher::enqueue(const cl::CommandQueue& queue, const cl::Buf
           kernel_.setArg(i++, static_cast<cl_int>(v));
         }
         cl::Event e;
+        const auto gate = launch_gate();
         queue.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
                                    cl::NDRange(l.local[0], l.local[1]), wait, &e);
         return e;
@@ -118,6 +119,7 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
         fused_.setArg(i++, static_cast<cl_int>(e.Cw_out));
         fused_.setArg(i++, e.mode == 3 ? e.shortcut : filters);
         cl::Event ev;
+        const auto gate = launch_gate();
         queue.enqueueNDRangeKernel(fused_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
                                    cl::NDRange(l.local[0], l.local[1]), wait, &ev);
         return ev;
@@ -194,6 +196,7 @@ cl::Event XnorGemmLauncher::enqueue_packed(const cl::CommandQueue& queue, const 
           packed_.setArg(i++, static_cast<cl_int>(v));
         }
         cl::Event ev;
+        const auto gate = launch_gate();
         queue.enqueueNDRangeKernel(packed_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
                                    cl::NDRange(l.local[0], l.local[1]), wait, &ev);
         return ev;
