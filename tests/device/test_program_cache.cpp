@@ -148,7 +148,7 @@ TEST_CASE("program cache: entries that are no regular file, too large or lack a 
   const fs::path dir = fresh_directory();
   create_with_cache(dir);
   const auto files = entries(dir);
-  REQUIRE(files.size() == kPrograms);
+  REQUIRE(static_cast<int>(files.size()) == kPrograms);
   std::string expected;
   SECTION("a symbolic link to /dev/zero") {
     fs::remove(files[0]);
