@@ -2,7 +2,7 @@
 // (activation.cl), bit for bit the reference (comparisons and at most one multiply).
 //   Relu: x > 0 ? x : 0 (so -0 and NaN give +0, as OpenVINO's reference).
 //   Clamp: x < min ? min : x > max ? max : x, min and max rounded to float; min <= max, neither NaN.
-//   PRelu: x < 0 ? x * slope : x, the slope a Float32 constant holding one value ([] or [1]) or one per
+//   PRelu: x < 0 ? x * slope : x, the slope a Float32 constant holding one value ([1]) or one per
 //   channel ([C], C the input's axis 1, or axis 0 of a 1-D input).
 #include <cmath>
 #include <limits>

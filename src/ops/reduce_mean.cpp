@@ -1,5 +1,5 @@
 // ReduceMean (OpenVINO ReduceMean-1) on Float32 tensors. The axes are the second input, a Float32 constant
-// (scalar or 1-D) holding integer values (OpenVINO's i64 constant; graph constants are Float32 or bits),
+// (1-D) holding integer values (OpenVINO's i64 constant; graph constants are Float32 or bits),
 // negative ones counting from the end; keep_dims ("true"/"false" or 1/0, default false). xnorcl reduces a
 // trailing block of axes (global average pooling: {2, 3} of [N, C, H, W]; {1} of [N, K]; none at all is a
 // copy); other axes sets and repeated axes are refused. One work-group per output value (reduce_mean.cl):

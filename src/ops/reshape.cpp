@@ -1,5 +1,5 @@
 // Reshape (OpenVINO Reshape-1) of a Float32 activation: the target shape is the second input, a Float32
-// constant (scalar or 1-D) holding integer values, or, with a single input, the attribute `shape`. As in
+// constant (1-D) holding integer values, or, with a single input, the attribute `shape`. As in
 // OpenVINO: -1 (at most once) takes what the other axes leave; 0 copies the input's size of that axis when
 // special_zero is true ("true"/"false" or 1/0, default false) and is refused otherwise (xnorcl tensors have
 // no empty axis). The result has at most 4 axes. Row-major order is kept, so the device copies the bytes
