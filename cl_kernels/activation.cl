@@ -16,15 +16,13 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void activation_f3
   const int i = (int)get_global_id(0);
   if (i >= total) return;
   const float x = in[i];
-  float y = x;
   if (kind == 0) {
-    y = x > 0.0f ? x : 0.0f;
+    out[i] = x > 0.0f ? x : 0.0f;
   } else if (kind == 1) {
-    y = x < lo ? lo : (x > hi ? hi : x);
-  } else if (x < 0.0f) {
+    out[i] = x < lo ? lo : (x > hi ? hi : x);
+  } else {
     const int q = i / inner;
     const int c = q - (q / C) * C;
-    y = x * slope[c];
+    out[i] = x < 0.0f ? x * slope[c] : x;
   }
-  out[i] = y;
 }

@@ -15,15 +15,20 @@ namespace {
 using Ints = std::vector<std::int64_t>;
 
 // Runs the graph twice (trace, then plain run) and compares with the reference; tensors produced by nodes
-// whose op is in `approximate` within 1e-5, the others bitwise. The two runs agree bitwise.
+// whose op is in `approximate` (or that read such tensors) within 1e-5, the others bitwise. The two runs
+// agree bitwise.
 void check_graph(Runtime& rt, const Graph& g, const std::map<std::string, Tensor>& inputs,
                  const std::set<std::string>& approximate = {}) {
   Model model(rt, g);
   const auto want = reference_graph(g, inputs);
   const auto trace = model.run_trace(inputs);
+  // Exact where the op is exact and so are its inputs.
   std::map<std::string, bool> exact;
-  for (const Node& n : g.nodes)
-    for (const std::string& out : n.outputs) exact[out] = !approximate.count(n.op);
+  for (const Node* n : g.topological_order()) {
+    bool e = !approximate.count(n->op);
+    for (const std::string& in : n->inputs) e = e && (!exact.count(in) || exact.at(in));
+    for (const std::string& out : n->outputs) exact[out] = e;
+  }
   REQUIRE(trace.size() == g.nodes.size());
   for (const auto& [name, got] : trace) {
     INFO("tensor " << name << "\n" << model.plan().to_string());
