@@ -56,6 +56,36 @@ std::vector<std::int64_t> broadcast_strides(const Dims& operand, const Dims& out
   return s;
 }
 
+// The result's axes with both operands' strides, adjacent axes merged where each operand steps through them
+// as through one (contiguous, or broadcast along both) and size-1 axes dropped, padded on the left to 4:
+// the innermost axis becomes as long as it can be ([1, C, H, W] * [1, C, 1, 1] walks [C, H*W]).
+struct Walk {
+  std::vector<std::int64_t> dims, a, b;
+};
+
+Walk collapse(const Dims& out, const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+  const std::vector<std::int64_t> o = dims4(out);
+  Walk w;
+  for (std::size_t k = 0; k < 4; ++k) {
+    if (o[k] == 1) continue;
+    if (!w.dims.empty() && w.a.back() == a[k] * o[k] && w.b.back() == b[k] * o[k]) {
+      w.dims.back() *= o[k];
+      w.a.back() = a[k];
+      w.b.back() = b[k];
+      continue;
+    }
+    w.dims.push_back(o[k]);
+    w.a.push_back(a[k]);
+    w.b.push_back(b[k]);
+  }
+  while (w.dims.size() < 4) {
+    w.dims.insert(w.dims.begin(), 1);
+    w.a.insert(w.a.begin(), 0);
+    w.b.insert(w.b.begin(), 0);
+  }
+  return w;
+}
+
 class ElementwiseStep final : public LinearStep {
  public:
   ElementwiseStep(const Runtime& rt, const NodeView& v, Arith arith, const Dims& out)
@@ -66,16 +96,19 @@ class ElementwiseStep final : public LinearStep {
         total_(product(out)) {
     for (std::size_t i = 0; i < 2; ++i)
       if (v.constants[i]) constants_[i] = upload(v.constants[i]->values);
-    same_ = v.inputs[0].dims == out && v.inputs[1].dims == out;
-    if (same_) {
-      kernel_ = kernel("eltwise_same");
-      return;
-    }
-    kernel_ = kernel("eltwise_broadcast");
-    out4_ = dims4(out);
-    a_ = broadcast_strides(v.inputs[0].dims, out);
-    b_ = broadcast_strides(v.inputs[1].dims, out);
+    w_ = collapse(out, broadcast_strides(v.inputs[0].dims, out), broadcast_strides(v.inputs[1].dims, out));
+    // Same shapes collapse to one contiguous axis; a long innermost axis runs as rows (no division per
+    // element); short ones element by element.
+    if (w_.dims[0] * w_.dims[1] * w_.dims[2] == 1 && w_.a[3] == 1 && w_.b[3] == 1)
+      name_ = "eltwise_same";
+    else if (static_cast<std::size_t>(w_.dims[3]) * 2 >= work_group())
+      name_ = "eltwise_rows";
+    else
+      name_ = "eltwise_broadcast";
+    kernel_ = kernel(name_);
   }
+
+  std::string describe() const override { return std::string(name_) + " " + LinearStep::describe(); }
 
   cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
                     const std::vector<cl::Event>& wait) override {
@@ -83,26 +116,29 @@ class ElementwiseStep final : public LinearStep {
     std::size_t next = 0;
     const cl::Buffer* operand[2];
     for (std::size_t i = 0; i < 2; ++i) operand[i] = constants_[i]() ? &constants_[i] : in[next++];
-    if (same_) {
-      detail::set_args(kernel_, "eltwise_same", *operand[0], *operand[1], *out[0], cl_int(arith_),
-                       int_arg(total_));
-    } else {
-      detail::set_args(kernel_, "eltwise_broadcast", *operand[0], *operand[1], *out[0], cl_int(arith_),
-                       int_arg(out4_[1]), int_arg(out4_[2]), int_arg(out4_[3]), int_arg(a_[0]),
-                       int_arg(a_[1]), int_arg(a_[2]), int_arg(a_[3]), int_arg(b_[0]), int_arg(b_[1]),
-                       int_arg(b_[2]), int_arg(b_[3]), int_arg(total_));
+    const std::string same = "eltwise_same";
+    if (name_ == same) {
+      detail::set_args(kernel_, name_, *operand[0], *operand[1], *out[0], cl_int(arith_), int_arg(total_));
+      return launch(kernel_, name_, static_cast<std::size_t>(total_), wait);
     }
-    return launch(kernel_, same_ ? "eltwise_same" : "eltwise_broadcast", static_cast<std::size_t>(total_),
-                  wait);
+    const Walk& w = w_;
+    detail::set_args(kernel_, name_, *operand[0], *operand[1], *out[0], cl_int(arith_), int_arg(w.dims[1]),
+                     int_arg(w.dims[2]), int_arg(w.dims[3]), int_arg(w.a[0]), int_arg(w.a[1]),
+                     int_arg(w.a[2]), int_arg(w.a[3]), int_arg(w.b[0]), int_arg(w.b[1]), int_arg(w.b[2]),
+                     int_arg(w.b[3]), int_arg(total_));
+    if (name_ == std::string("eltwise_rows"))
+      return launch(kernel_, name_, static_cast<std::size_t>(w.dims[3]), wait,
+                    static_cast<std::size_t>(w.dims[0] * w.dims[1] * w.dims[2]));
+    return launch(kernel_, name_, static_cast<std::size_t>(total_), wait);
   }
 
  private:
   Arith arith_;
   std::int64_t total_;
-  bool same_ = false;
+  Walk w_;
+  const char* name_ = "";
   cl::Kernel kernel_;
   cl::Buffer constants_[2];
-  std::vector<std::int64_t> out4_, a_, b_;
 };
 
 class ElementwiseOp final : public Op {

@@ -150,7 +150,7 @@ const std::vector<NetworkProgram>& network_programs() {
       {"threshold_pack.cl", {"threshold_pack", "unpack_bits", "scale_bias"}, false},
       {"binary_maxpool.cl", {"binary_maxpool", "maxpool_f32"}, false},
       {"binary_fc.cl", {"binary_fc"}, true},
-      {"elementwise.cl", {"eltwise_same", "eltwise_broadcast"}, false},
+      {"elementwise.cl", {"eltwise_same", "eltwise_broadcast", "eltwise_rows"}, false},
       {"activation.cl", {"activation_f32"}, false},
       {"avg_pool.cl", {"avg_pool_f32"}, false},
       {"reduce_mean.cl", {"reduce_mean_f32"}, false},

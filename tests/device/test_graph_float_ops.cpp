@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <set>
+#include <tuple>
 
 #include "device_support.hpp"
 #include "graph_case.hpp"
@@ -45,9 +46,10 @@ std::int64_t pick(std::mt19937& rng, std::int64_t lo, std::int64_t hi) {
 void elementwise_case(Variant variant) {
   Runtime& rt = runtime_for(variant);
   std::mt19937 rng(21);
-  for (int round = 0; round < 4; ++round) {
-    const std::int64_t N = pick(rng, 1, 3), C = 2 * pick(rng, 1, 20) + 1, H = pick(rng, 1, 9),
-                       W = pick(rng, 1, 9);
+  std::string plans;
+  for (int round = 0; round < 5; ++round) {
+    std::int64_t N = pick(rng, 1, 3), C = 2 * pick(rng, 1, 20) + 1, H = pick(rng, 1, 9), W = pick(rng, 1, 9);
+    if (round == 4) std::tie(N, C, H, W) = std::make_tuple(2, 5, 8, 16);  // rows of 128 per channel
     INFO("[" << N << ", " << C << ", " << H << ", " << W << "]");
     Graph g;
     g.inputs = {{"x", {N, C, H, W}}, {"y", {N, C, H, W}}, {"z", {1, C, 1, W}}};
@@ -71,7 +73,11 @@ void elementwise_case(Variant variant) {
                 {{"x", random_input({N, C, H, W}, rng)},
                  {"y", random_input({N, C, H, W}, rng)},
                  {"z", random_input({1, C, 1, W}, rng)}});
+    plans += Model(rt, g).plan().to_string();
   }
+  // Same shapes, per-channel rows and element-wise broadcasting each ran.
+  for (const char* kernel : {"eltwise_same", "eltwise_rows", "eltwise_broadcast"})
+    CHECK(plans.find(kernel) != std::string::npos);
 }
 
 TEST_CASE("graph float ops: elementwise and activations (local)", "[local]") {
