@@ -99,12 +99,9 @@ class ElementwiseStep final : public LinearStep {
     w_ = collapse(out, broadcast_strides(v.inputs[0].dims, out), broadcast_strides(v.inputs[1].dims, out));
     // Same shapes collapse to one contiguous axis; a long innermost axis runs as rows (no division per
     // element); short ones element by element.
-    if (w_.dims[0] * w_.dims[1] * w_.dims[2] == 1 && w_.a[3] == 1 && w_.b[3] == 1)
-      name_ = "eltwise_same";
-    else if (static_cast<std::size_t>(w_.dims[3]) * 2 >= work_group())
-      name_ = "eltwise_rows";
-    else
-      name_ = "eltwise_broadcast";
+    same_ = w_.dims[0] * w_.dims[1] * w_.dims[2] == 1 && w_.a[3] == 1 && w_.b[3] == 1;
+    rows_ = !same_ && static_cast<std::size_t>(w_.dims[3]) * 2 >= work_group();
+    name_ = same_ ? "eltwise_same" : rows_ ? "eltwise_rows" : "eltwise_broadcast";
     kernel_ = kernel(name_);
   }
 
@@ -116,8 +113,7 @@ class ElementwiseStep final : public LinearStep {
     std::size_t next = 0;
     const cl::Buffer* operand[2];
     for (std::size_t i = 0; i < 2; ++i) operand[i] = constants_[i]() ? &constants_[i] : in[next++];
-    const std::string same = "eltwise_same";
-    if (name_ == same) {
+    if (same_) {
       detail::set_args(kernel_, name_, *operand[0], *operand[1], *out[0], cl_int(arith_), int_arg(total_));
       return launch(kernel_, name_, static_cast<std::size_t>(total_), wait);
     }
@@ -126,7 +122,7 @@ class ElementwiseStep final : public LinearStep {
                      int_arg(w.dims[2]), int_arg(w.dims[3]), int_arg(w.a[0]), int_arg(w.a[1]),
                      int_arg(w.a[2]), int_arg(w.a[3]), int_arg(w.b[0]), int_arg(w.b[1]), int_arg(w.b[2]),
                      int_arg(w.b[3]), int_arg(total_));
-    if (name_ == std::string("eltwise_rows"))
+    if (rows_)
       return launch(kernel_, name_, static_cast<std::size_t>(w.dims[3]), wait,
                     static_cast<std::size_t>(w.dims[0] * w.dims[1] * w.dims[2]));
     return launch(kernel_, name_, static_cast<std::size_t>(total_), wait);
@@ -136,6 +132,7 @@ class ElementwiseStep final : public LinearStep {
   Arith arith_;
   std::int64_t total_;
   Walk w_;
+  bool same_ = false, rows_ = false;
   const char* name_ = "";
   cl::Kernel kernel_;
   cl::Buffer constants_[2];
