@@ -194,5 +194,40 @@ TEST_CASE("graph float ops: Concat and Reshape (global)", "[global]") {
   concat_reshape_case(Variant::Global);
 }
 
+// A Bi-Real Net block and its head: sign -> binary conv (float output) -> per-channel scale and shift ->
+// residual Add of the block's float input -> Relu, then a 2x2 average-pooled shortcut, global average
+// pooling and the classifier's softmax.
+void bireal_block_case(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(25);
+  const std::int64_t N = 2, C = 19, H = 10, W = 9;
+  Graph g;
+  g.inputs = {{"x", {N, C, H, W}}};
+  g.constants["scale"] = random_floats({1, C, 1, 1}, rng, 0.01f, 0.1f);
+  g.constants["shift"] = random_floats({1, C, 1, 1}, rng, -0.5f, 0.5f);
+  g.constants["hw"] = Constant::f32({2}, {2, 3});
+  std::string s = add_sign(g, "sign", "x", std::vector<float>(static_cast<std::size_t>(C), 0.0f));
+  s = add_binary_conv(g, "conv", s, C, C, 3, -1.0, rng);
+  s = add_node(g, "bn_scale", "Multiply", {s, "scale"});
+  s = add_node(g, "bn_shift", "Add", {s, "shift"});
+  s = add_node(g, "residual", "Add", {s, "x"});
+  s = add_node(g, "act", "Relu", {s});
+  s = add_node(g, "down", "AvgPool", {s},
+               {{"kernel", Ints{2, 2}},
+                {"strides", Ints{2, 2}},
+                {"rounding_type", std::string("ceil")},
+                {"exclude-pad", std::string("true")}});
+  s = add_node(g, "gap", "ReduceMean", {s, "hw"});
+  g.outputs = {add_node(g, "prob", "Softmax", {s}, {{"axis", std::int64_t{1}}})};
+  check_graph(rt, g, {{"x", random_input({N, C, H, W}, rng)}}, {"AvgPool", "ReduceMean", "Softmax"});
+}
+
+TEST_CASE("graph float ops: a Bi-Real block with its head (local)", "[local]") {
+  bireal_block_case(Variant::Local);
+}
+TEST_CASE("graph float ops: a Bi-Real block with its head (global)", "[global]") {
+  bireal_block_case(Variant::Global);
+}
+
 }  // namespace
 }  // namespace xnorcl::test
