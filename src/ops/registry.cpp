@@ -24,11 +24,25 @@ const Op& reshape_op();
 namespace {
 
 const std::vector<const Op*>& all_ops() {
+  // One op per line, so that adding an op is a one-line change.
+  // clang-format off
   static const std::vector<const Op*> ops = {
-      &binary_convolution_op(), &fake_quantize_op(), &max_pool_op(), &add_op(),     &subtract_op(),
-      &multiply_op(),           &relu_op(),          &clamp_op(),    &prelu_op(),   &avg_pool_op(),
-      &reduce_mean_op(),        &softmax_op(),       &concat_op(),   &reshape_op(),
+      &binary_convolution_op(),
+      &fake_quantize_op(),
+      &max_pool_op(),
+      &add_op(),
+      &subtract_op(),
+      &multiply_op(),
+      &relu_op(),
+      &clamp_op(),
+      &prelu_op(),
+      &avg_pool_op(),
+      &reduce_mean_op(),
+      &softmax_op(),
+      &concat_op(),
+      &reshape_op(),
   };
+  // clang-format on
   return ops;
 }
 
