@@ -19,51 +19,64 @@ struct Layout {
   std::vector<std::int64_t> widths;
 };
 
-Layout layout(const NodeView& v) {
-  v.check_input_count(1, static_cast<std::size_t>(-1));
-  Layout l;
-  l.type = v.inputs[0].type;
+// Every input of input 0's type and dims but along `axis`: the result's dims.
+Dims joined_dims(const NodeView& v, std::size_t axis) {
   const Dims& first = v.inputs[0].dims;
-  const auto axis = static_cast<std::size_t>(normalize_axis(v, v.integer("axis"), first.size(), "axis"));
-  l.out = first;
-  l.out[axis] = 0;
+  Dims out = first;
+  out[axis] = 0;
   for (std::size_t i = 0; i < v.inputs.size(); ++i) {
     const Dims& d = v.inputs[i].dims;
-    if (l.type == ElementType::Bits) {
+    if (v.inputs[0].type == ElementType::Bits)
       v.activation(i, ElementType::Bits);
-    } else if (v.constants[i]) {
+    else if (v.constants[i])
       v.constant(i, ElementType::Float32);
-    } else {
+    else
       v.activation(i, ElementType::Float32);
-    }
     bool same = d.size() == first.size();
     for (std::size_t k = 0; same && k < d.size(); ++k) same = k == axis || d[k] == first[k];
     if (!same)
       throw InvalidArgument(v.where() + ": input " + std::to_string(i) + " ('" + v.node->inputs[i] + "') " +
                             to_string(d) + " differs from input 0 " + to_string(first) + " outside axis " +
                             std::to_string(axis));
-    l.out[axis] += d[axis];
+    out[axis] += d[axis];
   }
-  if (l.out.size() > 4)
-    throw InvalidArgument(v.where() + ": the result " + to_string(l.out) + " has more than 4 axes");
-  check_int_elements(v, l.out, "the result");
+  if (out.size() > 4)
+    throw InvalidArgument(v.where() + ": the result " + to_string(out) + " has more than 4 axes");
+  check_int_elements(v, out, "the result");
+  return out;
+}
+
+// Packed pixels hold ceil(C / 32) words: whole words of each input follow one another in the output's
+// pixels when every input but the last fills its words.
+void bits_words(const NodeView& v, std::size_t axis, Layout& l) {
+  const Dims& first = v.inputs[0].dims;
+  if (axis != 1 || (first.size() != 2 && first.size() != 4))
+    throw InvalidArgument(
+        v.where() + ": packed bits " + to_string(first) +
+        " are joined along the channels only (axis 1 of [N, C] or [N, C, H, W]), not axis " +
+        std::to_string(axis));
+  for (std::size_t i = 0; i + 1 < v.inputs.size(); ++i)
+    if (v.inputs[i].dims[1] % 32 != 0)
+      throw InvalidArgument(v.where() + ": packed input " + std::to_string(i) + " ('" + v.node->inputs[i] +
+                            "') has " + std::to_string(v.inputs[i].dims[1]) +
+                            " channels; every packed input but the last needs a multiple of 32");
+  const Shape s = bits_shape(first);
+  l.outer = s[0] * s[2] * s[3];
+  for (const TensorInfo& in : v.inputs) l.widths.push_back(packed_words_per_pixel(in.dims[1]));
+}
+
+Layout layout(const NodeView& v) {
+  v.check_input_count(1, static_cast<std::size_t>(-1));
+  const auto axis =
+      static_cast<std::size_t>(normalize_axis(v, v.integer("axis"), v.inputs[0].dims.size(), "axis"));
+  Layout l;
+  l.type = v.inputs[0].type;
+  l.out = joined_dims(v, axis);
   if (l.type == ElementType::Bits) {
-    if (axis != 1 || (first.size() != 2 && first.size() != 4))
-      throw InvalidArgument(
-          v.where() + ": packed bits " + to_string(first) +
-          " are joined along the channels only (axis 1 of [N, C] or [N, C, H, W]), not axis " +
-          std::to_string(axis));
-    for (std::size_t i = 0; i + 1 < v.inputs.size(); ++i)
-      if (v.inputs[i].dims[1] % 32 != 0)
-        throw InvalidArgument(v.where() + ": packed input " + std::to_string(i) + " ('" + v.node->inputs[i] +
-                              "') has " + std::to_string(v.inputs[i].dims[1]) +
-                              " channels; every packed input but the last needs a multiple of 32");
-    const Shape s = bits_shape(first);
-    l.outer = s[0] * s[2] * s[3];
-    for (const TensorInfo& in : v.inputs) l.widths.push_back(packed_words_per_pixel(in.dims[1]));
+    bits_words(v, axis, l);
     return l;
   }
-  for (std::size_t k = 0; k < axis; ++k) l.outer *= first[k];
+  for (std::size_t k = 0; k < axis; ++k) l.outer *= v.inputs[0].dims[k];
   for (const TensorInfo& in : v.inputs) l.widths.push_back(product(in.dims) / l.outer);
   return l;
 }

@@ -12,21 +12,12 @@ namespace xnorcl::ops {
 
 namespace {
 
-Dims target_shape(const NodeView& v) {
-  v.check_input_count(1, 2);
-  const Dims& x = v.activation(0, ElementType::Float32).dims;
-  if (v.inputs.size() == 2 && v.has("shape"))
-    throw InvalidArgument(v.where() +
-                          ": give the target shape as input 1 or as the attribute 'shape', not both");
-  const std::vector<std::int64_t> pattern =
-      v.inputs.size() == 2 ? integer_constant(v, 1) : v.integers("shape");
-  const bool special_zero = boolean_attribute(v, "special_zero", false);
-  std::string text;
-  for (std::int64_t p : pattern) text += (text.empty() ? "" : ", ") + std::to_string(p);
-  const std::string what = v.where() + ": target shape {" + text + "} for input " + to_string(x);
+// OpenVINO's rules for 0 and -1; `what` prefixes every message.
+Dims resolve(const std::vector<std::int64_t>& pattern, const Dims& x, bool special_zero,
+             const std::string& what) {
   const std::int64_t count = product(x);
   Dims out;
-  std::int64_t known = 1;
+  std::int64_t known = 1;  // the product of the resolved sizes, never above count
   std::size_t minus_one = pattern.size();
   for (std::size_t k = 0; k < pattern.size(); ++k) {
     std::int64_t d = pattern[k];
@@ -43,15 +34,14 @@ Dims target_shape(const NodeView& v) {
       throw InvalidArgument(what + ": axis " + std::to_string(k) + " is " + std::to_string(d));
     }
     out.push_back(d);
-    if (d != -1) {
-      if (known > count / d)
-        throw InvalidArgument(what + ": the target holds more elements than the input (" +
-                              std::to_string(count) + ")");
-      known *= d;
-    }
+    if (d == -1) continue;
+    if (known > count / d)
+      throw InvalidArgument(what + ": the target holds more elements than the input (" +
+                            std::to_string(count) + ")");
+    known *= d;
   }
   if (minus_one != pattern.size()) {
-    if (known == 0 || count % known != 0)
+    if (count % known != 0)
       throw InvalidArgument(what + ": -1 cannot take up " + std::to_string(count) + " elements");
     out[minus_one] = count / known;
     known = count;
@@ -59,6 +49,21 @@ Dims target_shape(const NodeView& v) {
   if (known != count)
     throw InvalidArgument(what + ": " + to_string(out) + " holds " + std::to_string(known) +
                           " elements, the input " + std::to_string(count));
+  return out;
+}
+
+Dims target_shape(const NodeView& v) {
+  v.check_input_count(1, 2);
+  const Dims& x = v.activation(0, ElementType::Float32).dims;
+  if (v.inputs.size() == 2 && v.has("shape"))
+    throw InvalidArgument(v.where() +
+                          ": give the target shape as input 1 or as the attribute 'shape', not both");
+  const std::vector<std::int64_t> pattern =
+      v.inputs.size() == 2 ? integer_constant(v, 1) : v.integers("shape");
+  std::string text;
+  for (std::int64_t p : pattern) text += (text.empty() ? "" : ", ") + std::to_string(p);
+  const std::string what = v.where() + ": target shape {" + text + "} for input " + to_string(x);
+  const Dims out = resolve(pattern, x, boolean_attribute(v, "special_zero", false), what);
   if (out.size() > 4)
     throw InvalidArgument(what + ": the result " + to_string(out) + " has more than 4 axes");
   return out;
