@@ -4,7 +4,7 @@
 // trailing block of axes (global average pooling: {2, 3} of [N, C, H, W]; {1} of [N, K]; none at all is a
 // copy); other axes sets and repeated axes are refused. One work-group per output value (reduce_mean.cl):
 // its work-items read the reduced values coalesced, with compensated float sums, then add them in a fixed
-// tree, so the result is the same on every run.
+// tree, so the result is the same on every run; rows shorter than a work-group take a work-item each.
 #include <algorithm>
 
 #include "ops/float_step.hpp"
@@ -48,19 +48,30 @@ Reduction reduction(const NodeView& v) {
 class ReduceMeanStep final : public LinearStep {
  public:
   ReduceMeanStep(const Runtime& rt, const Reduction& r)
-      : LinearStep(rt, "reduce_mean.cl", "reduce_mean_f32 -> " + to_string(r.out)),
+      : LinearStep(rt, "reduce_mean.cl", "-> " + to_string(r.out)),
         r_(r),
-        kernel_(kernel("reduce_mean_f32")) {}
+        // Rows shorter than a work-group: a work-item per row rather than a mostly idle work-group.
+        short_rows_(static_cast<std::size_t>(r.count) < work_group()),
+        name_(short_rows_ ? "reduce_mean_rows" : "reduce_mean_f32"),
+        kernel_(kernel(name_)) {}
+
+  std::string describe() const override { return std::string(name_) + " " + LinearStep::describe(); }
 
   cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
                     const std::vector<cl::Event>& wait) override {
     begin();
-    detail::set_args(kernel_, "reduce_mean_f32", *in[0], *out[0], int_arg(r_.count));
-    return launch(kernel_, "reduce_mean_f32", work_group(), wait, static_cast<std::size_t>(r_.rows));
+    if (short_rows_) {
+      detail::set_args(kernel_, name_, *in[0], *out[0], int_arg(r_.count), int_arg(r_.rows));
+      return launch(kernel_, name_, static_cast<std::size_t>(r_.rows), wait);
+    }
+    detail::set_args(kernel_, name_, *in[0], *out[0], int_arg(r_.count));
+    return launch(kernel_, name_, work_group(), wait, static_cast<std::size_t>(r_.rows));
   }
 
  private:
   Reduction r_;
+  bool short_rows_;
+  const char* name_;
   cl::Kernel kernel_;
 };
 

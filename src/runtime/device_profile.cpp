@@ -153,7 +153,7 @@ const std::vector<NetworkProgram>& network_programs() {
       {"elementwise.cl", {"eltwise_same", "eltwise_broadcast", "eltwise_rows"}, false},
       {"activation.cl", {"activation_f32"}, false},
       {"avg_pool.cl", {"avg_pool_f32"}, false},
-      {"reduce_mean.cl", {"reduce_mean_f32"}, false},
+      {"reduce_mean.cl", {"reduce_mean_f32", "reduce_mean_rows"}, false},
       {"softmax.cl", {"softmax_f32"}, false},
       {"concat.cl", {"concat_copy"}, false},
   };

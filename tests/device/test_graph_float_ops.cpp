@@ -132,6 +132,7 @@ TEST_CASE("graph float ops: AvgPool (global)", "[global]") {
 void reduce_softmax_case(Variant variant) {
   Runtime& rt = runtime_for(variant);
   std::mt19937 rng(23);
+  std::string plans;
   for (const Dims& dims : {Dims{2, 37, 7, 7}, Dims{3, 1001, 1, 1}, Dims{1, 5, 23, 29}, Dims{2, 3, 1, 200}}) {
     INFO(to_string(dims));
     Graph g;
@@ -147,7 +148,11 @@ void reduce_softmax_case(Variant variant) {
     const std::string last = add_node(g, "last", "Softmax", {"x"}, {{"axis", std::int64_t{-1}}});
     g.outputs = {soft, keep, rows, soft4, last};
     check_graph(rt, g, {{"x", random_input(dims, rng, -8, 8)}}, {"ReduceMean", "Softmax"});
+    plans += Model(rt, g).plan().to_string();
   }
+  // Rows of a work-group each and short rows of a work-item each both ran.
+  for (const char* kernel : {"reduce_mean_f32", "reduce_mean_rows"})
+    CHECK(plans.find(kernel) != std::string::npos);
 }
 
 TEST_CASE("graph float ops: ReduceMean and Softmax (local)", "[local]") {

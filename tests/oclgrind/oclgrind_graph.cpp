@@ -66,7 +66,9 @@ Graph float_graph(std::mt19937& rng) {
   const std::string joined = add_node(g, "joined", "Concat", {relu, clamp}, {{"axis", std::int64_t{1}}});
   const std::string flat =
       add_node(g, "flat", "Reshape", {joined, "flat"}, {{"special_zero", std::string("true")}});
-  g.outputs = {soft, flat};
+  g.constants["chw"] = Constant::f32({3}, {1, 2, 3});
+  const std::string all = add_node(g, "all", "ReduceMean", {s, "chw"});  // rows of 160: a work-group each
+  g.outputs = {soft, flat, all};
   return g;
 }
 
