@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with ASan+UBSan (clang 14) and runs each for FUZZ_SECONDS (60 in CI),
 # failing on any crash, leak or mismatch, or when a target reaches fewer executions than it must. Each target
-# runs under a malloc limit: one allocation above it is a finding. The network loader gets libFuzzer's default
-# inputs of at most 4 KiB, so its 1 MiB allows no allocation above 256 times the file's size; the others keep
+# runs under a malloc limit: one allocation above it is a finding. The network and graph loaders get libFuzzer's
+# default inputs of at most 4 KiB, so their 1 MiB allows no allocation above 256 times the file's size; the others keep
 # the limit they had implicitly (the RSS limit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ export POCL_CACHE_DIR=$(mktemp -d)
 
 status=0
 # name:minimum executions:malloc limit (MiB)
-for target in validation:10000:4096 filter:10000:4096 conv:500:4096 network:10000:1; do
+for target in validation:10000:4096 filter:10000:4096 conv:500:4096 network:10000:1 graph:10000:1; do
   IFS=: read -r name minimum malloc_mb <<<"$target"
   corpus=$(mktemp -d)
   cp tests/fuzz/corpus/$name/* "$corpus"/

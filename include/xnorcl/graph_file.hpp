@@ -19,9 +19,4 @@ Graph load_graph(const std::string& path);
 // The file's format version (1 chain, 2 graph); InvalidArgument if it is no xnorcl network file.
 int network_file_version(const std::string& path);
 
-namespace detail {
-std::string read_whole_file(const std::string& path, const char* who);
-void write_file_atomically(const std::string& path, const std::string& bytes, const char* who);
-}  // namespace detail
-
 }  // namespace xnorcl

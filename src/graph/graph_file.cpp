@@ -3,11 +3,12 @@
 // file costs at most a small multiple of its own size.
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <optional>
 #include <string>
 #include <type_traits>
 
+#include "core/file_io.hpp"
+#include "graph/byte_reader.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/graph.hpp"
 #include "xnorcl/graph_file.hpp"
@@ -20,10 +21,10 @@ constexpr char kMagic[8] = {'X', 'N', 'O', 'R', 'N', 'E', 'T', '1'};  // the sam
 constexpr std::uint32_t kVersion = 2;
 constexpr std::uint32_t kMaxName = 4096;
 constexpr std::uint32_t kMaxRank = 5;
+constexpr std::uint64_t kMaxFileBytes = std::uint64_t(4) << 30;  // a file is read whole: at most 4 GiB
 
 template <class T>
-using Unsigned = std::conditional_t<sizeof(T) == 8, std::uint64_t,
-                                    std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint8_t>>;
+using Unsigned = detail::UnsignedOf<T>;
 
 class Writer {
  public:
@@ -48,40 +49,17 @@ class Writer {
   std::string bytes;
 };
 
-class Reader {
+// The format's compound items on the library's bounded reader (graph/byte_reader.hpp).
+class Reader : public detail::ByteReader {
  public:
-  explicit Reader(const std::string& data) : data_(data) {}
-  template <class T>
-  T get(const char* what) {
-    need(sizeof(T), what);
-    std::uint64_t wide = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i)
-      wide |= std::uint64_t(static_cast<unsigned char>(data_[at_ + i])) << (8 * i);
-    at_ += sizeof(T);
-    const Unsigned<T> u = static_cast<Unsigned<T>>(wide);
-    T v;
-    std::memcpy(&v, &u, sizeof(T));
-    return v;
-  }
-  // A count of items of at least `item_bytes` bytes each, all of which must still be in the file.
-  std::uint32_t count(const char* what, std::size_t item_bytes) {
-    const std::size_t at = at_;
-    const std::uint32_t n = get<std::uint32_t>(what);
-    if (std::uint64_t(n) * item_bytes > left())
-      fail_at(at, std::string(what) + " = " + std::to_string(n) + " needs at least " +
-                      std::to_string(std::uint64_t(n) * item_bytes) + " bytes, " + std::to_string(left()) +
-                      " are left");
-    return n;
-  }
+  explicit Reader(std::string_view data) : ByteReader(data, "graph file") {}
   std::string text(const char* what) {
-    const std::size_t at = at_;
+    const std::size_t at = offset();
     const std::uint32_t n = count(what, 1);
     if (n > kMaxName)
       fail_at(at, std::string(what) + " is " + std::to_string(n) + " bytes long, above " +
                       std::to_string(kMaxName));
-    std::string s = data_.substr(at_, n);
-    at_ += n;
-    return s;
+    return std::string(bytes(n, what));
   }
   std::vector<std::string> texts(const char* what) {
     std::vector<std::string> v(count(what, 4));
@@ -89,7 +67,7 @@ class Reader {
     return v;
   }
   Dims dims(const char* what) {
-    const std::size_t at = at_;
+    const std::size_t at = offset();
     const std::uint32_t rank = count(what, 8);
     if (rank == 0 || rank > kMaxRank)
       fail_at(at, std::string(what) + " has " + std::to_string(rank) + " axes (1 to " +
@@ -104,26 +82,10 @@ class Reader {
     }
     return d;
   }
-  void raw(void* out, std::size_t n, const char* what) {
-    need(n, what);
-    std::memcpy(out, data_.data() + at_, n);
-    at_ += n;
-  }
-  [[noreturn]] void fail(const std::string& message) const { fail_at(at_, message); }
+  void raw(void* out, std::size_t n, const char* what) { std::memcpy(out, bytes(n, what).data(), n); }
   [[noreturn]] void fail_at(std::size_t at, const std::string& message) const {
     throw InvalidArgument("graph file, offset " + std::to_string(at) + ": " + message);
   }
-  void need(std::size_t n, const char* what) const {
-    if (left() < n)
-      fail(std::string(what) + " needs " + std::to_string(n) + " bytes, " + std::to_string(left()) +
-           " are left");
-  }
-  std::size_t left() const { return data_.size() - at_; }
-  std::size_t at() const { return at_; }
-
- private:
-  const std::string& data_;
-  std::size_t at_ = 0;
 };
 
 std::int64_t element_count(const Dims& d) {
@@ -150,7 +112,7 @@ void write_attribute(Writer& w, const AttributeValue& value) {
 }
 
 AttributeValue read_attribute(Reader& r) {
-  const std::size_t at = r.at();
+  const std::size_t at = r.offset();
   switch (r.get<std::uint32_t>("an attribute kind")) {
     case 0:
       return r.get<std::int64_t>("an integer attribute");
@@ -174,7 +136,7 @@ AttributeValue read_attribute(Reader& r) {
 }
 
 Constant read_constant(Reader& r) {
-  const std::size_t at = r.at();
+  const std::size_t at = r.offset();
   const std::uint32_t type = r.get<std::uint32_t>("a constant's type");
   if (type > 1) r.fail_at(at, "a constant's type " + std::to_string(type) + " is not 0 (f32) or 1 (bits)");
   Constant c;
@@ -247,7 +209,7 @@ Graph parse_graph(const std::string& bytes) {
   }
   const std::uint32_t constants = r.count("the constant count", 16);
   for (std::uint32_t i = 0; i < constants; ++i) {
-    const std::size_t at = r.at();
+    const std::size_t at = r.offset();
     std::string name = r.text("a constant name");
     if (!g.constants.emplace(name, read_constant(r)).second)
       r.fail_at(at, "constant '" + name + "' appears twice");
@@ -260,7 +222,7 @@ Graph parse_graph(const std::string& bytes) {
     n.outputs = r.texts("a node's outputs");
     const std::uint32_t attributes = r.count("an attribute count", 12);
     for (std::uint32_t i = 0; i < attributes; ++i) {
-      const std::size_t at = r.at();
+      const std::size_t at = r.offset();
       std::string key = r.text("an attribute name");
       if (!n.attributes.emplace(key, read_attribute(r)).second)
         r.fail_at(at, "node '" + n.name + "' has the attribute '" + key + "' twice");
@@ -274,11 +236,11 @@ Graph parse_graph(const std::string& bytes) {
 void save_graph(const Graph& graph, const std::string& path) {
   graph.validate();
   const std::string bytes = serialize_graph(graph);
-  detail::write_file_atomically(path, bytes, "save_graph");
+  detail::write_file_atomically(path, bytes);
 }
 
 Graph load_graph(const std::string& path) {
-  const std::string bytes = detail::read_whole_file(path, "load_graph");
+  const std::string bytes = detail::read_regular_file(path, kMaxFileBytes);
   try {
     Graph g = parse_graph(bytes);
     g.validate();
@@ -289,42 +251,20 @@ Graph load_graph(const std::string& path) {
 }
 
 int network_file_version(const std::string& path) {
-  const std::string bytes = detail::read_whole_file(path, "network_file_version");
-  if (bytes.size() < 12 || std::memcmp(bytes.data(), kMagic, 8) != 0)
-    throw InvalidArgument(path + " is not an xnorcl network file (no XNORNET1 magic)");
+  std::optional<detail::RegularFile> file = detail::RegularFile::open(path, kMaxFileBytes);
+  if (!file) throw InvalidArgument("network_file_version: " + path + " does not exist");
+  char bytes[12];
+  if (file->size() < sizeof bytes)
+    throw InvalidArgument(path +
+                          ": network file, offset 0: the magic and version need 12 bytes, the file has " +
+                          std::to_string(file->size()));
+  file->read(bytes, sizeof bytes);
+  if (std::memcmp(bytes, kMagic, 8) != 0)
+    throw InvalidArgument(path +
+                          ": network file, offset 0: not an xnorcl network file (the magic is not XNORNET1)");
   std::uint32_t version = 0;
   for (int i = 0; i < 4; ++i) version |= std::uint32_t(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
   return static_cast<int>(version);
 }
-
-namespace detail {
-
-std::string read_whole_file(const std::string& path, const char* who) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidArgument(std::string(who) + ": cannot open " + path);
-  std::string bytes;
-  try {
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::exception& e) {
-    throw InvalidArgument(std::string(who) + ": cannot read " + path + " (" + e.what() + ")");
-  }
-  if (in.bad()) throw InvalidArgument(std::string(who) + ": cannot read " + path);
-  return bytes;
-}
-
-void write_file_atomically(const std::string& path, const std::string& bytes, const char* who) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) throw Error(std::string(who) + ": cannot write " + temporary);
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw Error(std::string(who) + ": cannot rename " + temporary + " to " + path);
-  }
-}
-
-}  // namespace detail
 
 }  // namespace xnorcl

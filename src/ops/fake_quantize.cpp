@@ -35,34 +35,39 @@ float from_order_key(std::uint32_t k) {
   return v;
 }
 
-std::vector<float> per_channel(const NodeView& v, std::size_t input, std::int64_t channels) {
-  v.constant(input, ElementType::Float32);
-  std::optional<std::vector<float>> values = per_channel_values(v, input);
-  if (!values)
+// A range input: one value or one per channel, as stored (a scalar is not expanded: validation allocates
+// nothing that a hostile dims could make large).
+const std::vector<float>& range_values(const NodeView& v, std::size_t input) {
+  const Constant& c = v.constant(input, ElementType::Float32);
+  if (!per_channel_broadcast(v, input))
     throw InvalidArgument(v.where() + ": input " + std::to_string(input) + " ('" + v.node->inputs[input] +
-                          "') " + to_string(v.constants[input]->dims) +
-                          " must be one value or one per channel of " + to_string(v.inputs[0].dims));
-  for (float value : *values)
+                          "') " + to_string(c.dims) + " must be one value or one per channel of " +
+                          to_string(v.inputs[0].dims));
+  for (float value : c.values)
     if (std::isnan(value))
       throw InvalidArgument(v.where() + ": input " + std::to_string(input) + " ('" + v.node->inputs[input] +
                             "') holds NaN");
-  (void)channels;
-  return *values;
+  return c.values;
 }
 
+// The four ranges of a node, each one value or one per channel.
 struct Ranges {
-  std::vector<float> il, ih, ol, oh;
+  const std::vector<float>*il, *ih, *ol, *oh;
+  static float at(const std::vector<float>* v, std::size_t c) { return v->size() == 1 ? (*v)[0] : (*v)[c]; }
+  float in_low(std::size_t c) const { return at(il, c); }
+  float in_high(std::size_t c) const { return at(ih, c); }
+  float out_low(std::size_t c) const { return at(ol, c); }
+  float out_high(std::size_t c) const { return at(oh, c); }
 };
 
 Ranges ranges(const NodeView& v) {
-  const std::int64_t channels = v.inputs[0].dims[1];
-  Ranges r{per_channel(v, 1, channels), per_channel(v, 2, channels), per_channel(v, 3, channels),
-           per_channel(v, 4, channels)};
-  for (std::size_t c = 0; c < r.il.size(); ++c) {
-    if (r.il[c] > r.ih[c])
+  Ranges r{&range_values(v, 1), &range_values(v, 2), &range_values(v, 3), &range_values(v, 4)};
+  const std::size_t stored = std::max(r.il->size(), r.ih->size());  // the per-channel ones hold every channel
+  for (std::size_t c = 0; c < stored; ++c) {
+    if (r.in_low(c) > r.in_high(c))
       throw InvalidArgument(v.where() + ": channel " + std::to_string(c) + " has input_low " +
-                            std::to_string(r.il[c]) + " above input_high " + std::to_string(r.ih[c]) +
-                            " (its output would not be monotone in x)");
+                            std::to_string(r.in_low(c)) + " above input_high " +
+                            std::to_string(r.in_high(c)) + " (its output would not be monotone in x)");
   }
   return r;
 }
@@ -139,7 +144,9 @@ class FakeQuantizeOp final : public Op {
     const std::int64_t hw = s[2] * s[3];
     for (std::size_t i = 0; i < bits.size(); ++i) {
       const std::size_t c = static_cast<std::size_t>((static_cast<std::int64_t>(i) / hw) % s[1]);
-      bits[i] = fake_quantize_value(x.values[i], r.il[c], r.ih[c], r.ol[c], r.oh[c]) > 0 ? 1.0f : 0.0f;
+      bits[i] = fake_quantize_value(x.values[i], r.in_low(c), r.in_high(c), r.out_low(c), r.out_high(c)) > 0
+                    ? 1.0f
+                    : 0.0f;
     }
     Tensor out;
     out.dims = x.dims;
@@ -159,8 +166,9 @@ class FakeQuantizeOp final : public Op {
 std::vector<Threshold> fake_quantize_rules(const NodeView& v) {
   const Ranges r = ranges(v);
   std::vector<Threshold> rules;
-  for (std::size_t c = 0; c < r.il.size(); ++c)
-    rules.push_back(channel_rule(r.il[c], r.ih[c], r.ol[c], r.oh[c]));
+  const std::size_t channels = static_cast<std::size_t>(v.inputs[0].dims[1]);
+  for (std::size_t c = 0; c < channels; ++c)
+    rules.push_back(channel_rule(r.in_low(c), r.in_high(c), r.out_low(c), r.out_high(c)));
   return rules;
 }
 
@@ -168,12 +176,13 @@ std::vector<Threshold> fake_quantize_rules_after(const NodeView& v, const std::v
                                                  const std::vector<float>& bias) {
   const Ranges r = ranges(v);
   std::vector<Threshold> rules;
-  for (std::size_t c = 0; c < r.il.size(); ++c) {
+  const std::size_t channels = static_cast<std::size_t>(v.inputs[0].dims[1]);
+  for (std::size_t c = 0; c < channels; ++c) {
     const float s = scale[c], b = bias[c];
     rules.push_back(monotone_rule([&](float y) {
       // The graph's Multiply then Add, each rounded once (the library builds with -ffp-contract=off).
       const float z = y * s;
-      return fake_quantize_value(z + b, r.il[c], r.ih[c], r.ol[c], r.oh[c]) > 0;
+      return fake_quantize_value(z + b, r.in_low(c), r.in_high(c), r.out_low(c), r.out_high(c)) > 0;
     }));
   }
   return rules;

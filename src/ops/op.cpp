@@ -141,16 +141,22 @@ const Constant& NodeView::constant(std::size_t i, ElementType type, int rank) co
   return *constants[i];
 }
 
-std::optional<std::vector<float>> per_channel_values(const NodeView& v, std::size_t input) {
+bool per_channel_broadcast(const NodeView& v, std::size_t input) {
   const Constant* c = v.constants[input];
   const Dims& x = v.inputs[0].dims;
-  if (!c || c->type != ElementType::Float32 || c->dims.size() > x.size() || x.size() < 2) return std::nullopt;
-  const std::int64_t channels = x[1];
+  if (!c || c->type != ElementType::Float32 || c->dims.size() > x.size() || x.size() < 2) return false;
   for (std::size_t i = 0; i < c->dims.size(); ++i) {
     const std::size_t axis = x.size() - c->dims.size() + i;
-    if (c->dims[i] != 1 && !(axis == 1 && c->dims[i] == channels)) return std::nullopt;
+    if (c->dims[i] != 1 && !(axis == 1 && c->dims[i] == x[1])) return false;
   }
-  if (c->values.size() == 1) return std::vector<float>(static_cast<std::size_t>(channels), c->values[0]);
+  return true;
+}
+
+std::optional<std::vector<float>> per_channel_values(const NodeView& v, std::size_t input) {
+  if (!per_channel_broadcast(v, input)) return std::nullopt;
+  const Constant* c = v.constants[input];
+  if (c->values.size() == 1)
+    return std::vector<float>(static_cast<std::size_t>(v.inputs[0].dims[1]), c->values[0]);
   return c->values;
 }
 

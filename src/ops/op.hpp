@@ -73,7 +73,8 @@ class Op {
   virtual std::vector<Tensor> reference(const NodeView& node,
                                         const std::vector<const Tensor*>& inputs) const = 0;
   // Whether this node's step can also compute `next`, the single consumer of the chain's last output (given
-  // the nodes already fused into it, in order). Fusion never changes a result.
+  // the nodes already fused into it, in order). Fusion never changes bits; a float epilogue may round once
+  // where the separate ops round twice (an fma for a Multiply and an Add), within the float tolerance.
   virtual bool can_fuse(const NodeView& /*head*/, const std::vector<NodeView>& /*fused*/,
                         const NodeView& /*next*/) const {
     return false;
@@ -92,6 +93,9 @@ std::vector<std::string> op_names();
 // constant that numpy-broadcasts that way: a single value (every axis 1) or C values on the axis that
 // right-aligns with axis 1. nullopt otherwise.
 std::optional<std::vector<float>> per_channel_values(const NodeView& node, std::size_t input);
+// Whether per_channel_values would succeed, without expanding a single value to every channel (validation
+// must not allocate what a hostile file's dims claim).
+bool per_channel_broadcast(const NodeView& node, std::size_t input);
 std::int64_t product(const Dims& dims);
 std::size_t tensor_bytes(const TensorInfo& info);  // float32 values or packed words
 // A Bits tensor's 4-D logical shape ([N, C] is [N, C, 1, 1]).

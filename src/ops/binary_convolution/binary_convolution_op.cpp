@@ -45,7 +45,7 @@ char fusion_token(const NodeView& next, const Dims& output) {
   if (op == "FakeQuantize") return 'Q';
   if (op == "MaxPool") return 'P';
   if ((op == "Multiply" || op == "Add") && next.inputs.size() == 2) {
-    if (per_channel_values(next, 1)) return op == "Multiply" ? 'M' : 'B';
+    if (per_channel_broadcast(next, 1)) return op == "Multiply" ? 'M' : 'B';
     if (op == "Add" && !next.constants[1] && next.inputs[1].type == ElementType::Float32 &&
         next.inputs[1].dims == output)
       return 'R';
