@@ -8,7 +8,10 @@ namespace xnorcl::ops {
 
 const Op& binary_convolution_op();
 const Op& binary_fully_connected_op();
+const Op& convolution_op();
 const Op& fake_quantize_op();
+const Op& group_convolution_op();
+const Op& mat_mul_op();
 const Op& max_pool_op();
 
 namespace {
@@ -17,7 +20,10 @@ const std::vector<const Op*>& all_ops() {
   static const std::vector<const Op*> ops = {
       &binary_convolution_op(),
       &binary_fully_connected_op(),
+      &convolution_op(),
       &fake_quantize_op(),
+      &group_convolution_op(),
+      &mat_mul_op(),
       &max_pool_op(),
   };
   return ops;

@@ -150,6 +150,9 @@ const std::vector<NetworkProgram>& network_programs() {
       {"threshold_pack.cl", {"threshold_pack", "unpack_bits", "scale_bias"}, false},
       {"binary_maxpool.cl", {"binary_maxpool", "maxpool_f32"}, false},
       {"binary_fc.cl", {"binary_fc"}, true},
+      {"convolution.cl", {"convolution", "convolution_1x1"}, false},
+      {"group_convolution.cl", {"depthwise_convolution"}, false},
+      {"mat_mul.cl", {"mat_mul"}, true},
   };
   return programs;
 }

@@ -1,0 +1,219 @@
+#include "ops/float_conv_common.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include "ops/layer_common.hpp"
+#include "ops/pool_attributes.hpp"
+#include "xnorcl/error.hpp"
+
+namespace xnorcl::ops {
+
+BinaryConvolution::Attributes conv_attributes(const NodeView& v) {
+  BinaryConvolution::Attributes a;
+  a.strides = int_pair(v, "strides", a.strides);
+  a.pads_begin = int_pair(v, "pads_begin", a.pads_begin);
+  a.pads_end = int_pair(v, "pads_end", a.pads_end);
+  a.dilations = int_pair(v, "dilations", a.dilations);
+  a.auto_pad = parse_auto_pad(v, "auto_pad");
+  return a;
+}
+
+void check_indexable(const NodeView& v, std::int64_t count, const std::string& what) {
+  if (count > INT_MAX)
+    throw InvalidArgument(v.where() + ": " + what + " holds " + std::to_string(count) +
+                          " elements, more than " + std::to_string(INT_MAX) +
+                          " (the kernels index with int)");
+}
+
+ConvGeometry conv_geometry(const NodeView& v, const Shape& group_input, const Shape& filter,
+                           std::int64_t groups) {
+  ConvGeometry g;
+  try {
+    g = BinaryConvolution::validate(conv_attributes(v), group_input, filter);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(v.where() + ": " + e.what());
+  }
+  // Both products fit int64: validate checked the output's, and the filter is a constant (below 2^31).
+  check_indexable(v, g.output[0] * g.output[1] * g.output[2] * g.output[3],
+                  "the output " + to_string(Dims(g.output.begin(), g.output.end())));
+  const std::int64_t tiles = groups * ((filter[0] / groups + 7) / 8);
+  check_indexable(v, tiles * 8 * filter[1] * filter[2] * filter[3],
+                  "the weights in tiles of 8 output channels per group");
+  return g;
+}
+
+std::vector<float> reference_convolution(const std::vector<float>& x, const std::vector<float>& w,
+                                         const ConvGeometry& g, const BinaryConvolution::Attributes& a,
+                                         std::int64_t groups) {
+  const std::int64_t N = g.output[0], O = g.output[1], OH = g.output[2], OW = g.output[3];
+  const std::int64_t Cg = g.filter[1], KH = g.filter[2], KW = g.filter[3], H = g.input[2], W = g.input[3];
+  const std::int64_t Og = O / groups, C = Cg * groups;
+  std::vector<float> y(static_cast<std::size_t>(N * O * OH * OW));
+  std::vector<double> plane(static_cast<std::size_t>(OH * OW));
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t o = 0; o < O; ++o) {
+      std::fill(plane.begin(), plane.end(), 0.0);
+      for (std::int64_t c = 0; c < Cg; ++c) {
+        const float* xc = &x[static_cast<std::size_t>((n * C + o / Og * Cg + c) * H * W)];
+        for (std::int64_t kh = 0; kh < KH; ++kh) {
+          for (std::int64_t kw = 0; kw < KW; ++kw) {
+            const double wv = w[static_cast<std::size_t>(((o * Cg + c) * KH + kh) * KW + kw)];
+            for (std::int64_t oh = 0; oh < OH; ++oh) {
+              const std::int64_t ih = oh * a.strides[0] - g.pads_begin[0] + kh * a.dilations[0];
+              if (ih < 0 || ih >= H) continue;
+              double* row = &plane[static_cast<std::size_t>(oh * OW)];
+              for (std::int64_t ow = 0; ow < OW; ++ow) {
+                const std::int64_t iw = ow * a.strides[1] - g.pads_begin[1] + kw * a.dilations[1];
+                if (iw >= 0 && iw < W) row[ow] += wv * xc[ih * W + iw];
+              }
+            }
+          }
+        }
+      }
+      float* out = &y[static_cast<std::size_t>((n * O + o) * OH * OW)];
+      for (std::int64_t i = 0; i < OH * OW; ++i)
+        out[i] = static_cast<float>(plane[static_cast<std::size_t>(i)]);
+    }
+  }
+  return y;
+}
+
+// ---- Epilogue
+
+namespace {
+
+// The stage of a tail node: Multiply 0, Add 1, Relu 2; -1 for anything else.
+int stage_of(const NodeView& v) {
+  const std::string& op = v.node->op;
+  return op == "Multiply" ? 0 : op == "Add" ? 1 : op == "Relu" ? 2 : -1;
+}
+
+// A constant f32 of one value, or of one value per channel at axis 1 of `output` (after numpy's right
+// alignment; every other axis 1): multiplying or adding it leaves the output's dims as they are.
+bool per_channel_constant(const NodeView& v, const Dims& output) {
+  if (v.inputs.size() != 2 || !v.constants[1] || v.constants[1]->type != ElementType::Float32) return false;
+  if (v.text("auto_broadcast", "numpy") != "numpy") return false;
+  const Dims& d = v.constants[1]->dims;
+  if (d.size() > output.size()) return false;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    const std::size_t axis = output.size() - d.size() + i;
+    if (d[i] != 1 && !(axis == 1 && d[i] == output[1])) return false;
+  }
+  return true;
+}
+
+std::vector<float> per_channel_values(const NodeView& v, std::int64_t channels) {
+  const std::vector<float>& values = v.constants[1]->values;
+  if (values.size() == 1) return std::vector<float>(static_cast<std::size_t>(channels), values[0]);
+  return values;
+}
+
+}  // namespace
+
+bool epilogue_accepts(const std::vector<NodeView>& fused, const NodeView& next, const Dims& output) {
+  const int stage = stage_of(next);
+  if (stage < 0) return false;
+  if (!fused.empty() && stage <= stage_of(fused.back())) return false;
+  if (stage == 2) return next.inputs.size() == 1;
+  return per_channel_constant(next, output);
+}
+
+Epilogue epilogue_of(const std::vector<NodeView>& fused, std::int64_t channels) {
+  Epilogue e;
+  e.scale.assign(static_cast<std::size_t>(channels), 1.0f);
+  e.bias.assign(static_cast<std::size_t>(channels), 0.0f);
+  for (const NodeView& v : fused) {
+    switch (stage_of(v)) {
+      case 0:
+        e.scale = per_channel_values(v, channels);
+        e.scaled = true;
+        break;
+      case 1:
+        e.bias = per_channel_values(v, channels);
+        e.biased = true;
+        break;
+      default:
+        e.relu = true;
+    }
+  }
+  return e;
+}
+
+std::string Epilogue::describe() const {
+  std::string s;
+  if (scaled) s += " scale";
+  if (biased) s += std::string(scaled ? "," : "") + " bias";
+  if (relu) s += std::string(scaled || biased ? "," : "") + " relu";
+  return s.empty() ? s : " +" + s;
+}
+
+// ---- The device step
+
+namespace {
+
+class FloatStep final : public DeviceStep {
+ public:
+  FloatStep(const Runtime& rt, FloatLaunch launch, const Epilogue& e)
+      : runtime_(rt), launch_(std::move(launch)), relu_(e.relu ? 1 : 0) {
+    const auto& s = detail::runtime_state(rt, launch_.kernel);
+    const auto& program = s->linear_program(launch_.file);
+    wg_ = program.work_group;
+    kernel_ = detail::make_kernel(program.program, launch_.kernel, s->device, wg_);
+    detail::cl_call(
+        [&] {
+          weights_ = buffer(s->context, launch_.weights);
+          scale_ = buffer(s->context, e.scale);
+          bias_ = buffer(s->context, e.bias);
+        },
+        std::string("uploading the weights of ") + launch_.kernel);
+    weight_bytes_ = (launch_.weights.size() + e.scale.size() + e.bias.size()) * sizeof(float);
+    launch_.weights.clear();
+    launch_.weights.shrink_to_fit();
+  }
+
+  cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
+                    const std::vector<cl::Event>& wait) override {
+    detail::cl_call(
+        [&] {
+          cl_uint i = 0;
+          kernel_.setArg(i++, *in[0]);
+          kernel_.setArg(i++, weights_);
+          kernel_.setArg(i++, scale_);
+          kernel_.setArg(i++, bias_);
+          kernel_.setArg(i++, *out[0]);
+          for (std::int32_t p : launch_.params) kernel_.setArg(i++, cl_int(p));
+          kernel_.setArg(i++, cl_int(relu_));
+        },
+        std::string("setting the arguments of ") + launch_.kernel);
+    const std::size_t global = launch_.work_group_per_item ? launch_.total * wg_ : launch_.total;
+    return detail::enqueue_linear(runtime_.state()->queue, kernel_, global, wg_, &wait, launch_.kernel);
+  }
+  std::vector<StageTime> stage_times() const override { return {}; }
+  std::size_t weight_bytes() const override { return weight_bytes_; }
+  std::string describe() const override { return launch_.description; }
+
+ private:
+  static cl::Buffer buffer(const cl::Context& context, const std::vector<float>& values) {
+    return cl::Buffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, values.size() * sizeof(float),
+                      const_cast<float*>(values.data()));
+  }
+
+  Runtime runtime_;
+  FloatLaunch launch_;
+  int relu_ = 0;
+  std::size_t wg_ = 1;
+  cl::Kernel kernel_;
+  cl::Buffer weights_, scale_, bias_;
+  std::size_t weight_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceStep> make_float_step(const Runtime& runtime, FloatLaunch launch,
+                                            const Epilogue& epilogue) {
+  launch.description += epilogue.describe();
+  return std::make_unique<FloatStep>(runtime, std::move(launch), epilogue);
+}
+
+}  // namespace xnorcl::ops

@@ -1,0 +1,64 @@
+// What the float convolution family (Convolution, GroupConvolution, MatMul) shares: OpenVINO's convolution
+// attributes and geometry, the epilogue that absorbs a following per-channel Multiply, Add and Relu, and the
+// device step that runs one of their kernels.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/op.hpp"
+#include "xnorcl/binary_convolution.hpp"
+
+namespace xnorcl::ops {
+
+// strides, pads_begin, pads_end, dilations (defaults 1,1 / 0,0 / 0,0 / 1,1) and auto_pad of a node.
+BinaryConvolution::Attributes conv_attributes(const NodeView& node);
+// The resolved geometry of one group: input [N, C/G, H, W] and filter [O, C/G, KH, KW] (O all output
+// channels). Refusals are BinaryConvolution::validate's, prefixed with the node, and an output or a tiled
+// weight array of more elements than the kernels index (2^31 - 1).
+ConvGeometry conv_geometry(const NodeView& node, const Shape& group_input, const Shape& filter,
+                           std::int64_t groups);
+// Refuses `count` elements of `what` above 2^31 - 1 (the kernels index with int).
+void check_indexable(const NodeView& node, std::int64_t count, const std::string& what);
+
+// Host reference of a grouped convolution in double, rounded once per output: x [N, G*Cg, H, W], w
+// [O, Cg, KH, KW] with O = G*Og; output o reads the Cg input channels of its group o / Og.
+std::vector<float> reference_convolution(const std::vector<float>& x, const std::vector<float>& w,
+                                         const ConvGeometry& g, const BinaryConvolution::Attributes& a,
+                                         std::int64_t groups);
+
+// A fused [Multiply] [Add] [Relu] tail, per output channel: y = relu?(fma(acc, scale, bias)). Without a
+// Multiply the scale is 1 (acc * 1 + bias rounds once, as the Add alone does); without an Add the bias is 0.
+struct Epilogue {
+  std::vector<float> scale, bias;
+  bool scaled = false, biased = false, relu = false;  // which nodes it absorbed
+  std::string describe() const;                       // "", " + scale, bias, relu", ...
+};
+
+// Whether `next` continues the tail `fused` (in the order Multiply, Add, Relu; each at most once) on an
+// output of the given dims whose channels are axis 1: a Multiply or Add by a constant f32 of one value or
+// one per channel (numpy broadcast that leaves the output's dims unchanged), or a Relu.
+bool epilogue_accepts(const std::vector<NodeView>& fused, const NodeView& next, const Dims& output);
+Epilogue epilogue_of(const std::vector<NodeView>& fused, std::int64_t channels);
+
+// One launch of a kernel of `file` over `total` work-items (or work-groups: work_group_per_item) with the
+// program's fixed local size, 1-D, and the arguments (x, weights, scale, bias, y, params..., relu).
+struct FloatLaunch {
+  const char* file = "";
+  const char* kernel = "";
+  std::vector<float> weights;  // as the kernel reads them
+  std::vector<std::int32_t> params;
+  std::size_t total = 0;
+  bool work_group_per_item = false;
+  std::string description;
+};
+// The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w
+// [O, Cg, KH, KW] (O = groups * Og).
+FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
+                               const std::vector<float>& w, std::int64_t groups);
+std::unique_ptr<DeviceStep> make_float_step(const Runtime& runtime, FloatLaunch launch,
+                                            const Epilogue& epilogue);
+
+}  // namespace xnorcl::ops

@@ -1,0 +1,328 @@
+// The float convolution family on the device against the host reference (double, one rounding), on both
+// variants: many random shapes and attributes, the fused Multiply / Add / Relu epilogue, and whole graphs
+// with those nodes (tagged [needs-elementwise]: Multiply, Add and Relu are registered by their own units).
+#include <catch2/catch.hpp>
+
+#include "device_support.hpp"
+#include "graph/node_views.hpp"
+#include "graph_case.hpp"
+#include "ops/op.hpp"
+
+namespace xnorcl::test {
+namespace {
+
+using V = std::vector<std::int64_t>;
+
+int pick(std::mt19937& rng, std::initializer_list<int> values) {
+  return *(values.begin() + std::uniform_int_distribution<std::size_t>(0, values.size() - 1)(rng));
+}
+int between(std::mt19937& rng, int lo, int hi) {
+  return std::uniform_int_distribution<int>(lo, hi)(rng);
+}
+
+// A random window: kernel sizes, strides, dilations, asymmetric pads or an auto_pad.
+Attributes random_window(std::mt19937& rng) {
+  Attributes a;
+  a["strides"] = V{pick(rng, {1, 1, 2, 3}), pick(rng, {1, 1, 2, 3})};
+  a["dilations"] = V{pick(rng, {1, 1, 1, 2}), pick(rng, {1, 1, 1, 3})};
+  a["pads_begin"] = V{between(rng, 0, 3), between(rng, 0, 3)};
+  a["pads_end"] = V{between(rng, 0, 3), between(rng, 0, 3)};
+  a["auto_pad"] = std::string(pick(rng, {0, 0, 0, 1, 2, 3}) == 0 ? "explicit" : "");
+  if (std::get<std::string>(a["auto_pad"]).empty())
+    a["auto_pad"] = std::string(pick(rng, {1, 2, 3}) == 1 ? "same_upper"
+                                : pick(rng, {0, 1})       ? "same_lower"
+                                                          : "valid");
+  return a;
+}
+
+struct Case {
+  Graph graph;
+  Tensor x;
+  std::string describe() const {
+    const Node& n = graph.nodes[0];
+    std::string s =
+        n.op + " x " + to_string(x.dims) + " w " + to_string(graph.constants.at(n.inputs[1]).dims);
+    for (const auto& [name, value] : n.attributes) {
+      s += " " + name + "=";
+      if (const auto* v = std::get_if<V>(&value)) s += to_string(*v);
+      if (const auto* t = std::get_if<std::string>(&value)) s += *t;
+    }
+    return s;
+  }
+};
+
+// One node of `op` on a random input; retried until the window fits the padded input.
+Case random_case(std::mt19937& rng, const std::string& op) {
+  for (;;) {
+    const std::int64_t N = pick(rng, {1, 1, 2, 3}), H = between(rng, 1, 19), W = between(rng, 1, 23);
+    const std::int64_t KH = pick(rng, {1, 1, 3, 3, 5, 7}), KW = pick(rng, {1, 3, 3, 5, 7});
+    Case c;
+    Graph& g = c.graph;
+    Dims w, x;
+    if (op == "Convolution") {
+      const std::int64_t C = pick(rng, {1, 3, 5, 8, 13}), O = pick(rng, {1, 5, 8, 9, 17, 24});
+      x = {N, C, H, W};
+      w = {O, C, KH, KW};
+    } else {
+      const std::int64_t G = pick(rng, {1, 3, 6, 7, 16}), Cg = pick(rng, {1, 1, 2, 3}),
+                         Og = pick(rng, {1, 1, 2, 9});
+      x = {N, G * Cg, H, W};
+      w = {G, Og, Cg, KH, KW};
+    }
+    g.inputs.push_back({"x", x});
+    g.constants["w"] = random_floats(w, rng, -1.0f, 1.0f);
+    g.outputs = {add_node(g, "layer", op, {"x", "w"}, random_window(rng))};
+    try {
+      g.validate();
+    } catch (const InvalidArgument&) {
+      continue;
+    }
+    c.x = random_input(x, rng);
+    return c;
+  }
+}
+
+Case matmul_case(std::mt19937& rng, std::int64_t N, std::int64_t K, std::int64_t M, bool transpose_b) {
+  Case c;
+  c.graph.inputs.push_back({"x", {N, K}});
+  c.graph.constants["w"] = random_floats(transpose_b ? Dims{M, K} : Dims{K, M}, rng, -1.0f, 1.0f);
+  c.graph.outputs = {add_node(c.graph, "layer", "MatMul", {"x", "w"},
+                              {{"transpose_b", std::string(transpose_b ? "true" : "false")}})};
+  c.x = random_input({N, K}, rng);
+  return c;
+}
+
+void check_case(Runtime& rt, const Case& c) {
+  INFO(c.describe());
+  Model model(rt, c.graph);
+  const Tensor want = reference_graph(c.graph, {{"x", c.x}}).at(c.graph.outputs[0]);
+  const Tensor got = model.run({{"x", c.x}}).at(c.graph.outputs[0]);
+  CHECK(compare_tensors(got, want, false, 1e-5) == "");
+  // Identical bits from run to run.
+  CHECK(compare_tensors(model.run({{"x", c.x}}).at(c.graph.outputs[0]), got, true) == "");
+}
+
+void random_convolutions(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(2024);
+  for (int i = 0; i < 40; ++i) check_case(rt, random_case(rng, "Convolution"));
+}
+
+void random_group_convolutions(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(77);
+  for (int i = 0; i < 40; ++i) check_case(rt, random_case(rng, "GroupConvolution"));
+}
+
+// The real networks' shapes, shrunk: a 7x7/2 stem, 1x1 convolutions (the plane as one row, and strided),
+// depthwise 3x3 with stride 2, a classifier.
+void network_shapes(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(5);
+  const auto conv = [&](const std::string& op, const Dims& x, const Dims& w, Attributes a) {
+    Case c;
+    c.graph.inputs.push_back({"x", x});
+    c.graph.constants["w"] = random_floats(w, rng, -1.0f, 1.0f);
+    c.graph.outputs = {add_node(c.graph, "layer", op, {"x", "w"}, std::move(a))};
+    c.x = random_input(x, rng);
+    return c;
+  };
+  const Attributes stem = {{"strides", V{2, 2}}, {"pads_begin", V{3, 3}}, {"pads_end", V{3, 3}}};
+  check_case(rt, conv("Convolution", {1, 3, 40, 37}, {64, 3, 7, 7}, stem));
+  const Case pointwise = conv("Convolution", {2, 40, 7, 9}, {33, 40, 1, 1}, {});
+  check_case(rt, pointwise);
+  CHECK_THAT(Model(rt, pointwise.graph).plan().steps[0].description,
+             Catch::Matchers::Contains("convolution_1x1"));
+  check_case(rt, conv("Convolution", {1, 24, 14, 14}, {48, 24, 1, 1}, {{"strides", V{2, 2}}}));
+  const Attributes dw_s2 = {{"strides", V{2, 2}}, {"pads_begin", V{1, 1}}, {"pads_end", V{1, 1}}};
+  const Case depthwise = conv("GroupConvolution", {2, 37, 15, 16}, {37, 1, 1, 3, 3}, dw_s2);
+  check_case(rt, depthwise);
+  CHECK_THAT(Model(rt, depthwise.graph).plan().steps[0].description, Catch::Matchers::Contains("depthwise"));
+  // Wide rows: tiles whose taps all lie inside the row (unit and double strides) beside edge tiles.
+  for (const std::int64_t s : {1, 2}) {
+    const Attributes a = {{"strides", V{s, s}}, {"pads_begin", V{1, 2}}, {"pads_end", V{1, 2}}};
+    check_case(rt, conv("GroupConvolution", {1, 8, 9, 61}, {8, 1, 1, 3, 5}, a));
+    check_case(rt, conv("Convolution", {1, 5, 9, 61}, {11, 5, 3, 5}, a));
+  }
+  check_case(rt, matmul_case(rng, 1, 512, 1000, false));
+  check_case(rt, matmul_case(rng, 3, 512, 1000, true));
+}
+
+void random_matmuls(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(9);
+  for (int i = 0; i < 20; ++i)
+    check_case(rt,
+               matmul_case(rng, between(rng, 1, 5), between(rng, 1, 70), between(rng, 1, 41), i % 2 == 1));
+}
+
+TEST_CASE("float convolution: random shapes and windows (local)", "[local]") {
+  random_convolutions(Variant::Local);
+}
+TEST_CASE("float convolution: random shapes and windows (global)", "[global]") {
+  random_convolutions(Variant::Global);
+}
+TEST_CASE("group convolution: random groupings, depthwise included (local)", "[local]") {
+  random_group_convolutions(Variant::Local);
+}
+TEST_CASE("group convolution: random groupings, depthwise included (global)", "[global]") {
+  random_group_convolutions(Variant::Global);
+}
+TEST_CASE("float convolution family: the networks' layer shapes (local)", "[local]") {
+  network_shapes(Variant::Local);
+}
+TEST_CASE("float convolution family: the networks' layer shapes (global)", "[global]") {
+  network_shapes(Variant::Global);
+}
+TEST_CASE("MatMul: random sizes, both weight layouts (local)", "[local]") {
+  random_matmuls(Variant::Local);
+}
+TEST_CASE("MatMul: random sizes, both weight layouts (global)", "[global]") {
+  random_matmuls(Variant::Global);
+}
+
+// ---- The epilogue, driven through the op's own plan with Multiply / Add / Relu nodes as views: it needs no
+// registered elementwise op. Expected: the reference output y, then fma(y, s, b) in double, then relu.
+
+struct Tail {
+  bool multiply = false, add = false, relu = false;
+};
+
+void check_epilogue(Runtime& rt, const Case& c, const Tail& tail, std::mt19937& rng) {
+  Graph g = c.graph;
+  const std::map<std::string, TensorInfo> base = g.validate();
+  const Dims out = base.at(g.outputs[0]).dims;
+  const std::int64_t channels = out[1];
+  const Dims per_channel = out.size() == 4 ? Dims{1, channels, 1, 1} : Dims{channels};
+  g.constants["s"] = random_floats(per_channel, rng, -2.0f, 2.0f);
+  g.constants["b"] = random_floats(rng() % 2 ? Dims{1} : per_channel, rng, -1.0f, 1.0f);
+  std::vector<Node> nodes;
+  if (tail.multiply) nodes.push_back(Node{"scale", "Multiply", {"y", "s"}, {"y"}, {}});
+  if (tail.add)
+    nodes.push_back(Node{"shift", "Add", {"y", "b"}, {"y"}, {{"auto_broadcast", std::string("numpy")}}});
+  if (tail.relu) nodes.push_back(Node{"relu", "Relu", {"y"}, {"y"}, {}});
+  std::map<std::string, TensorInfo> infos = base;
+  infos["y"] = {out, ElementType::Float32};
+  const ops::Op* op = ops::find_op(g.nodes[0].op);
+  const ops::NodeView head = detail::view_of(g, g.nodes[0], infos);
+  std::vector<ops::NodeView> fused;
+  for (const Node& n : nodes) {
+    fused.push_back(detail::view_of(g, n, infos));
+    REQUIRE(op->can_fuse(head, std::vector<ops::NodeView>(fused.begin(), fused.end() - 1), fused.back()));
+  }
+  std::unique_ptr<ops::DeviceStep> step = op->plan(rt, head, fused);
+
+  const Tensor y = reference_graph(c.graph, {{"x", c.x}}).at(c.graph.outputs[0]);
+  Tensor want = y;
+  const std::vector<float>& s = g.constants["s"].values;
+  const std::vector<float>& b = g.constants["b"].values;
+  const std::int64_t plane = dims_product(out) / out[0] / channels;
+  for (std::size_t i = 0; i < want.values.size(); ++i) {
+    const std::size_t ch = static_cast<std::size_t>(static_cast<std::int64_t>(i) / plane % channels);
+    double v = y.values[i];
+    if (tail.multiply) v *= s[ch];
+    if (tail.add) v += b[b.size() == 1 ? 0 : ch];
+    if (tail.relu) v = v > 0 ? v : 0;
+    want.values[i] = static_cast<float>(v);
+  }
+  Tensor got = want;
+  const cl::Context ctx = rt.context();
+  cl::Buffer in(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, c.x.values.size() * 4,
+                const_cast<float*>(c.x.values.data()));
+  cl::Buffer result(ctx, CL_MEM_READ_WRITE, got.values.size() * 4);
+  std::vector<cl::Event> done{step->enqueue({&in}, {&result}, {})};
+  rt.queue().enqueueReadBuffer(result, CL_TRUE, 0, got.values.size() * 4, got.values.data(), &done);
+  INFO(c.describe() << " multiply " << tail.multiply << " add " << tail.add << " relu " << tail.relu);
+  CHECK(compare_tensors(got, want, false, 1e-5) == "");
+  if (tail.relu) CHECK(std::none_of(got.values.begin(), got.values.end(), [](float v) { return v < 0; }));
+}
+
+void epilogues(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(31);
+  const std::vector<Tail> tails = {{true, true, true},   {true, true, false},  {false, true, true},
+                                   {true, false, false}, {false, true, false}, {false, false, true}};
+  for (const Tail& t : tails) {
+    check_epilogue(rt, random_case(rng, "Convolution"), t, rng);
+    check_epilogue(rt, random_case(rng, "GroupConvolution"), t, rng);
+    check_epilogue(rt, matmul_case(rng, 2, 37, 19, t.relu), t, rng);
+  }
+}
+
+TEST_CASE("float convolution family: fused Multiply, Add, Relu epilogue (local)", "[local]") {
+  epilogues(Variant::Local);
+}
+TEST_CASE("float convolution family: fused Multiply, Add, Relu epilogue (global)", "[global]") {
+  epilogues(Variant::Global);
+}
+
+// ---- Whole graphs with the elementwise ops (registered by their own units): one step per chain.
+
+void require_elementwise() {
+  for (const char* op : {"Multiply", "Add", "Relu"}) {
+    if (!ops::find_op(op))
+      FAIL("this test needs the elementwise op "
+           << op << " registered (src/ops/, from the elementwise ops' branch)");
+  }
+}
+
+void fused_graphs(Variant variant) {
+  require_elementwise();
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(8);
+  Graph g;
+  g.inputs.push_back({"x", {2, 3, 23, 21}});
+  g.constants["w1"] = random_floats({16, 3, 7, 7}, rng, -1.0f, 1.0f);
+  g.constants["s1"] = random_floats({1, 16, 1, 1}, rng, 0.5f, 2.0f);
+  g.constants["b1"] = random_floats({16, 1, 1}, rng, -1.0f, 1.0f);
+  g.constants["w2"] = random_floats({16, 1, 1, 3, 3}, rng, -1.0f, 1.0f);
+  g.constants["s2"] = random_floats({1, 16, 1, 1}, rng, 0.5f, 2.0f);
+  g.constants["b2"] = random_floats({1}, rng, -1.0f, 1.0f);
+  g.constants["w3"] = random_floats({10, 16 * 6 * 6}, rng, -1.0f, 1.0f);
+  g.constants["b3"] = random_floats({1, 10}, rng, -1.0f, 1.0f);
+  std::string t = add_node(g, "stem", "Convolution", {"x", "w1"},
+                           {{"strides", V{2, 2}}, {"pads_begin", V{3, 3}}, {"pads_end", V{3, 3}}});
+  t = add_node(g, "bn1", "Multiply", {t, "s1"});
+  t = add_node(g, "bias1", "Add", {t, "b1"});
+  t = add_node(g, "relu1", "Relu", {t});
+  t = add_node(g, "dw", "GroupConvolution", {t, "w2"},
+               {{"strides", V{2, 2}}, {"auto_pad", std::string("same_upper")}});
+  t = add_node(g, "bn2", "Multiply", {t, "s2"});
+  t = add_node(g, "bias2", "Add", {t, "b2"});
+  t = add_node(g, "relu2", "Relu", {t});
+  // The flattening Reshape belongs to the other unit; a 2-D input for the classifier comes as a second graph.
+  g.outputs = {t};
+  Model model(rt, g);
+  REQUIRE(model.plan().steps.size() == 2);
+  CHECK(model.plan().steps[0].node == "stem+bn1+bias1+relu1");
+  CHECK(model.plan().steps[1].node == "dw+bn2+bias2+relu2");
+  const Tensor x = random_input({2, 3, 23, 21}, rng);
+  const auto want = reference_graph(g, {{"x", x}});
+  CHECK(compare_tensors(model.run({{"x", x}}).at(t), want.at(t), false, 1e-5) == "");
+
+  Graph fc;
+  fc.inputs.push_back({"f", {2, 16 * 6 * 6}});
+  fc.constants["w3"] = g.constants["w3"];
+  fc.constants["b3"] = g.constants["b3"];
+  std::string y = add_node(fc, "fc", "MatMul", {"f", "w3"}, {{"transpose_b", std::string("true")}});
+  y = add_node(fc, "fc_bias", "Add", {y, "b3"});
+  fc.outputs = {y};
+  Model classifier(rt, fc);
+  REQUIRE(classifier.plan().steps.size() == 1);
+  CHECK(classifier.plan().steps[0].node == "fc+fc_bias");
+  const Tensor f = random_input({2, 16 * 6 * 6}, rng);
+  CHECK(compare_tensors(classifier.run({{"f", f}}).at(y), reference_graph(fc, {{"f", f}}).at(y), false,
+                        1e-5) == "");
+}
+
+TEST_CASE("float convolution family: graphs with batch-norm and relu fused (local)",
+          "[local][needs-elementwise]") {
+  fused_graphs(Variant::Local);
+}
+TEST_CASE("float convolution family: graphs with batch-norm and relu fused (global)",
+          "[global][needs-elementwise]") {
+  fused_graphs(Variant::Global);
+}
+
+}  // namespace
+}  // namespace xnorcl::test
