@@ -72,6 +72,15 @@ if(XNORCL_OCLGRIND_TESTS AND OCLGRIND_EXECUTABLE)
     LABELS oclgrind TIMEOUT 300
     FAIL_REGULAR_EXPRESSION "${oclgrind_report};FAILED")
 
+  # The float graph ops' kernels (elementwise, activation, avg_pool, reduce_mean, softmax, concat) in one
+  # small graph on both variants.
+  add_executable(xnorcl_oclgrind_graph "${CMAKE_CURRENT_SOURCE_DIR}/oclgrind/oclgrind_graph.cpp")
+  target_link_libraries(xnorcl_oclgrind_graph PRIVATE xnorcl_test_support)
+  add_test(NAME "oclgrind.graph_float_ops" COMMAND ${oclgrind_command} $<TARGET_FILE:xnorcl_oclgrind_graph>)
+  set_tests_properties("oclgrind.graph_float_ops" PROPERTIES
+    LABELS oclgrind TIMEOUT 300
+    FAIL_REGULAR_EXPRESSION "${oclgrind_report};FAILED")
+
   # Sanitizer builds load Oclgrind as an ICD through a private OCL_ICD_VENDORS folder instead of its wrapper:
   # the wrapper's LD_PRELOAD would put Oclgrind's runtime ahead of the sanitizer's.
   if(XNORCL_SANITIZER)

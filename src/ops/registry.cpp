@@ -13,10 +13,23 @@ const Op& fake_quantize_op();
 const Op& group_convolution_op();
 const Op& mat_mul_op();
 const Op& max_pool_op();
+const Op& add_op();
+const Op& subtract_op();
+const Op& multiply_op();
+const Op& relu_op();
+const Op& clamp_op();
+const Op& prelu_op();
+const Op& avg_pool_op();
+const Op& reduce_mean_op();
+const Op& softmax_op();
+const Op& concat_op();
+const Op& reshape_op();
 
 namespace {
 
 const std::vector<const Op*>& all_ops() {
+  // One op per line, so that adding an op is a one-line change.
+  // clang-format off
   static const std::vector<const Op*> ops = {
       &binary_convolution_op(),
       &binary_fully_connected_op(),
@@ -25,7 +38,19 @@ const std::vector<const Op*>& all_ops() {
       &group_convolution_op(),
       &mat_mul_op(),
       &max_pool_op(),
+      &add_op(),
+      &subtract_op(),
+      &multiply_op(),
+      &relu_op(),
+      &clamp_op(),
+      &prelu_op(),
+      &avg_pool_op(),
+      &reduce_mean_op(),
+      &softmax_op(),
+      &concat_op(),
+      &reshape_op(),
   };
+  // clang-format on
   return ops;
 }
 

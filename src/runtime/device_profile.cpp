@@ -153,6 +153,12 @@ const std::vector<NetworkProgram>& network_programs() {
       {"convolution.cl", {"convolution", "convolution_1x1"}, false},
       {"group_convolution.cl", {"depthwise_convolution"}, false},
       {"mat_mul.cl", {"mat_mul"}, true},
+      {"elementwise.cl", {"eltwise_same", "eltwise_broadcast", "eltwise_rows"}, false},
+      {"activation.cl", {"activation_f32"}, false},
+      {"avg_pool.cl", {"avg_pool_f32"}, false},
+      {"reduce_mean.cl", {"reduce_mean_f32", "reduce_mean_rows"}, false},
+      {"softmax.cl", {"softmax_f32"}, false},
+      {"concat.cl", {"concat_copy"}, false},
   };
   return programs;
 }

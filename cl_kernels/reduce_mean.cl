@@ -1,0 +1,51 @@
+// reduce_mean_f32 (src/ops/reduce_mean.cpp): out[row] = mean of in[row * count + k], k < count.
+// Work-item lid of row `row` adds the values k = lid, lid + WG_SIZE, ... (consecutive work-items read
+// consecutive values) with a compensated (Kahan) float sum; the WG_SIZE partial sums are then added in a
+// fixed tree in local memory, so the result does not depend on scheduling.
+//
+// reduce_mean_rows: the same mean for short rows (count below WG_SIZE, where most of a work-group per row
+// would idle): one work-item per row, a compensated sum in order.
+//
+// NDRange: reduce_mean_f32 2-D, global (WG_SIZE, rows), local (WG_SIZE, 1): one work-group per output value.
+// reduce_mean_rows 1-D, global rows rounded up to WG_SIZE, local WG_SIZE.
+
+#ifndef WG_SIZE
+#define WG_SIZE 64
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void reduce_mean_f32(
+    __global const float* restrict in, __global float* restrict out, const int count) {
+  __local float partial[WG_SIZE];
+  const int lid = (int)get_local_id(0);
+  const int row = (int)get_global_id(1);
+  __global const float* x = in + (long)row * count;
+  float sum = 0.0f, carry = 0.0f;
+  for (int k = lid; k < count; k += WG_SIZE) {
+    const float y = x[k] - carry;
+    const float t = sum + y;
+    carry = (t - sum) - y;
+    sum = t;
+  }
+  partial[lid] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int span = WG_SIZE / 2; span > 0; span /= 2) {
+    if (lid < span) partial[lid] += partial[lid + span];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) out[row] = partial[0] / (float)count;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void reduce_mean_rows(
+    __global const float* restrict in, __global float* restrict out, const int count, const int rows) {
+  const int row = (int)get_global_id(0);
+  if (row >= rows) return;
+  __global const float* x = in + (long)row * count;
+  float sum = 0.0f, carry = 0.0f;
+  for (int k = 0; k < count; ++k) {
+    const float y = x[k] - carry;
+    const float t = sum + y;
+    carry = (t - sum) - y;
+    sum = t;
+  }
+  out[row] = sum / (float)count;
+}

@@ -1,0 +1,141 @@
+// Relu, Clamp and PRelu (OpenVINO Relu-1, Clamp-1, PRelu-1) on Float32 tensors: one work-item per element
+// (activation.cl), bit for bit the reference (comparisons and at most one multiply).
+//   Relu: x > 0 ? x : 0 (so -0 and NaN give +0, as OpenVINO's reference).
+//   Clamp: x < min ? min : x > max ? max : x, min and max rounded to float; min <= max, neither NaN.
+//   PRelu: x < 0 ? x * slope : x, the slope a Float32 constant holding one value ([1]) or one per
+//   channel ([C], C the input's axis 1, or axis 0 of a 1-D input).
+#include <cmath>
+#include <limits>
+
+#include "ops/float_step.hpp"
+#include "ops/layer_common.hpp"
+#include "xnorcl/error.hpp"
+
+namespace xnorcl::ops {
+
+namespace {
+
+enum class Kind : int { Relu = 0, Clamp = 1, PRelu = 2 };
+
+struct Params {
+  float lo = 0, hi = 0;
+  std::vector<float> slope{0.0f};  // one value or one per channel
+  std::int64_t channels = 1, inner = 1;
+};
+
+std::pair<float, float> clamp_range(const NodeView& v) {
+  const double lo = v.real("min"), hi = v.real("max");
+  if (std::isnan(lo) || std::isnan(hi) || lo > hi)
+    throw InvalidArgument(v.where() + ": min " + std::to_string(lo) + " and max " + std::to_string(hi) +
+                          " must be numbers with min <= max");
+  return {static_cast<float>(lo), static_cast<float>(hi)};
+}
+
+Params params_of(const NodeView& v, Kind kind) {
+  Params p;
+  if (kind == Kind::Clamp) std::tie(p.lo, p.hi) = clamp_range(v);
+  if (kind != Kind::PRelu) return p;
+  const Dims& x = v.inputs[0].dims;
+  const Constant& s = v.constant(1, ElementType::Float32);
+  const std::size_t axis = x.size() == 1 ? 0 : 1;
+  const std::int64_t channels = x.empty() ? 1 : x[axis];
+  const std::int64_t n = product(s.dims);
+  if (s.dims.size() > 1 || (n != 1 && n != channels))
+    throw InvalidArgument(v.where() + ": the slope " + to_string(s.dims) +
+                          " must hold one value or one per channel (" + std::to_string(channels) + ") of " +
+                          to_string(x));
+  p.slope = s.values;
+  if (n != 1) {
+    p.channels = channels;
+    for (std::size_t k = axis + 1; k < x.size(); ++k) p.inner *= x[k];
+  }
+  return p;
+}
+
+class ActivationStep final : public LinearStep {
+ public:
+  ActivationStep(const Runtime& rt, const NodeView& v, Kind kind)
+      : LinearStep(rt, "activation.cl",
+                   std::string("activation_f32 ") + v.node->op + " " + to_string(v.inputs[0].dims)),
+        kind_(kind),
+        p_(params_of(v, kind)),
+        total_(product(v.inputs[0].dims)),
+        kernel_(kernel("activation_f32")),
+        slope_(upload(p_.slope)) {}
+
+  cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
+                    const std::vector<cl::Event>& wait) override {
+    begin();
+    detail::set_args(kernel_, "activation_f32", *in[0], *out[0], slope_, cl_int(kind_), cl_float(p_.lo),
+                     cl_float(p_.hi), int_arg(p_.inner), int_arg(p_.channels), int_arg(total_));
+    return launch(kernel_, "activation_f32", static_cast<std::size_t>(total_), wait);
+  }
+
+ private:
+  Kind kind_;
+  Params p_;
+  std::int64_t total_;
+  cl::Kernel kernel_;
+  cl::Buffer slope_;
+};
+
+class ActivationOp final : public Op {
+ public:
+  ActivationOp(const char* name, Kind kind) : name_(name), kind_(kind) {}
+  const char* name() const override { return name_; }
+
+  std::vector<TensorInfo> infer(const NodeView& v) const override {
+    v.check_attributes(kind_ == Kind::Clamp ? std::vector<std::string>{"min", "max"}
+                                            : std::vector<std::string>{});
+    v.check_input_count(kind_ == Kind::PRelu ? 2 : 1, kind_ == Kind::PRelu ? 2 : 1);
+    const TensorInfo& x = v.activation(0, ElementType::Float32);
+    check_int_elements(v, x.dims, "the input");
+    params_of(v, kind_);
+    return {x};
+  }
+
+  std::vector<Tensor> reference(const NodeView& v, const std::vector<const Tensor*>& in) const override {
+    const Params p = params_of(v, kind_);
+    Tensor out = *in[0];
+    for (std::size_t i = 0; i < out.values.size(); ++i) {
+      const double x = out.values[i];
+      double y = x;
+      if (kind_ == Kind::Relu) {
+        y = x > 0 ? x : 0.0;
+      } else if (kind_ == Kind::Clamp) {
+        y = x < p.lo ? p.lo : x > p.hi ? p.hi : x;
+      } else if (x < 0) {
+        const auto c = static_cast<std::size_t>((static_cast<std::int64_t>(i) / p.inner) % p.channels);
+        y = x * static_cast<double>(p.slope[c]);
+      }
+      out.values[i] = static_cast<float>(y);
+    }
+    return {out};
+  }
+
+  std::unique_ptr<DeviceStep> plan(const Runtime& rt, const NodeView& v,
+                                   const std::vector<NodeView>& /*fused*/) const override {
+    return std::make_unique<ActivationStep>(rt, v, kind_);
+  }
+
+ private:
+  const char* name_;
+  Kind kind_;
+};
+
+}  // namespace
+
+const Op& relu_op() {
+  static const ActivationOp op("Relu", Kind::Relu);
+  return op;
+}
+const Op& clamp_op() {
+  static const ActivationOp op("Clamp", Kind::Clamp);
+  return op;
+}
+const Op& prelu_op() {
+  static const ActivationOp op("PRelu", Kind::PRelu);
+  return op;
+}
+
+}  // namespace xnorcl::ops
