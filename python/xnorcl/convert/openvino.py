@@ -460,9 +460,10 @@ def convert_model(model: Any, destination: str) -> Dict[str, Any]:
     conv.run()
     if conv.report.refused:
         lines = "\n  ".join(conv.report.refused)
+        count = len(conv.report.refused)
         raise InvalidArgument(
-            f"the model has {len(conv.report.refused)} thing(s) xnorcl does not support; nothing was "
-            f"written:\n  {lines}"
+            f"xnorcl cannot convert this model ({count} unsupported op{'s' if count > 1 else ''} or "
+            f"attribute{'s' if count > 1 else ''}); nothing was written:\n  {lines}"
         )
     directory = os.path.dirname(os.path.abspath(destination))
     fd, temporary = tempfile.mkstemp(suffix=".xnn", dir=directory)
