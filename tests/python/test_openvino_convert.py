@@ -360,6 +360,57 @@ def test_bireal_like_network(tmp_path):
         assert np.array_equal(np.argmax(got["logits"], 1), np.argmax(theirs["logits"], 1))
 
 
+def resnet_binary_like(rng, size=16, width=16, classes=10):
+    """A ResNet-50-binary-like net at reduced size: bottlenecks of binarized 1x1, 3x3, 1x1 convolutions with
+    {0, 1} activations (Model Optimizer's input_low = input_high form), a strided block with a float 1x1
+    shortcut, global average pooling and a float classifier."""
+    x = ops.parameter([1, 3, size, size], np.float32, name="data")
+
+    def bn(t, c):
+        scale = (2.0 ** rng.integers(-3, -1, size=(1, c, 1, 1))).astype(np.float32)
+        return ops.add(ops.multiply(t, ops.constant(scale)), ops.constant(dyadic(rng, (1, c, 1, 1))))
+
+    def binary(t, c_in, c_out, k, stride):
+        a = activation_fq(t, "01", c_in, rng)
+        pad = k // 2
+        return bn(ops.convolution(a, binarized_weights(rng, c_out, c_in, k), [stride] * 2, [pad] * 2, [pad] * 2,
+                                  [1, 1]), c_out)
+
+    def bottleneck(t, c, stride):
+        y = binary(t, c, c // 2, 1, 1)
+        y = binary(y, c // 2, c // 2, 3, stride)
+        y = binary(y, c // 2, c, 1, 1)
+        shortcut = t
+        if stride != 1:
+            w = dyadic(rng, (c, c, 1, 1), scale=4, low=-2, high=3)
+            shortcut = ops.convolution(t, ops.constant(w), [stride] * 2, [0, 0], [0, 0], [1, 1])
+        return ops.relu(ops.add(y, shortcut))
+
+    stem = ops.convolution(x, ops.constant(dyadic(rng, (width, 3, 3, 3), scale=4, low=-2, high=3)),
+                           [1, 1], [1, 1], [1, 1], [1, 1])
+    t = ops.relu(bn(stem, width))
+    t = bottleneck(t, width, 1)
+    t = bottleneck(t, width, 2)
+    pooled = ops.reduce_mean(t, ops.constant(np.array([2, 3], np.int64)), True)
+    flat = ops.reshape(pooled, ops.constant(np.array([1, width], np.int64)), False)
+    logits = named(ops.matmul(flat, ops.constant(dyadic(rng, (classes, width))), False, True), "logits")
+    return ov.Model([logits], [x], "resnet_binary_like")
+
+
+def test_resnet_binary_like_bottleneck_network(tmp_path):
+    rng = np.random.default_rng(8)
+    model = resnet_binary_like(rng)
+    path, report = converted(model, tmp_path)
+    assert len(report["fused"]) == 6 and all("pad_value -1" in f for f in report["fused"])
+    data = dyadic(rng, (1, 3, 16, 16))
+    theirs = openvino_outputs(model, {"data": data})["logits"]
+    for variant in ("local", "global"):
+        got = xnorcl_outputs(path, runtime_for(variant), {"data": data})["logits"]
+        assert got.shape == theirs.shape == (1, 10)
+        assert np.max(np.abs(got - theirs)) <= 1e-4 * np.max(np.abs(theirs)), variant
+        assert np.argmax(got) == np.argmax(theirs)
+
+
 # ---- refusals ------------------------------------------------------------------------------------------
 
 
