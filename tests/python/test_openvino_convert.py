@@ -310,6 +310,34 @@ def test_fake_quantize_convolution_block(tmp_path, form, pads):
         assert np.max(np.abs(got - theirs)) <= 1e-4 * np.max(np.abs(theirs)), variant
 
 
+def explicit_binary_block(seed, pool_first):
+    # The IR form after OpenVINO's ConvToBinaryConv: FakeQuantize {0, 1} (per-channel thresholds), a MaxPool,
+    # BinaryConvolution with pad_value -1, a batch-norm. FakeQuantize is monotone, so pooling before or after
+    # it is the same function.
+    rng = np.random.default_rng(seed)
+    c_in, c_out = 16, 8
+    x = ops.parameter([1, c_in, 10, 10], np.float32, name="input")
+    pool = lambda t: ops.max_pool(t, [1, 1], [1, 1], [0, 0], [0, 0], [2, 2]).output(0)  # noqa: E731
+    a = activation_fq(pool(x), "01", c_in, rng) if pool_first else pool(activation_fq(x, "01", c_in, rng))
+    weights = ov.op.Constant(ov.Type.u1, ov.Shape([c_out, c_in, 3, 3]), rng.integers(0, 2, c_out * c_in * 9).tolist())
+    y = ops1.binary_convolution(a, weights, [1, 1], [1, 1], [1, 1], [1, 1], "xnor-popcount", -1.0)
+    y = named(ops.add(ops.multiply(y, ops.constant(np.full((1, c_out, 1, 1), 0.5, np.float32))),
+                      ops.constant(dyadic(rng, (1, c_out, 1, 1)))), "output")
+    return ov.Model([y], [x]), dyadic(rng, (1, c_in, 10, 10))
+
+
+def test_explicit_binary_convolution_after_fake_quantize_and_max_pool(tmp_path):
+    # xnorcl converts FakeQuantize -> MaxPool (on bits) -> BinaryConvolution; OpenVINO's CPU plugin cannot
+    # compile that order ("unsupported reorder case" f32 -> u1), so it runs the pool before the FakeQuantize.
+    model, data = explicit_binary_block(21, pool_first=False)
+    path, report = converted(model, tmp_path)
+    assert report["mapped"]["MaxPool -> MaxPool"] == 1 and report["mapped"]["FakeQuantize -> FakeQuantize"] == 1
+    theirs = openvino_outputs(explicit_binary_block(21, pool_first=True)[0], {"input": data})["output"]
+    for variant in ("local", "global"):
+        got = xnorcl_outputs(path, runtime_for(variant), {"input": data})["output"]
+        assert got.tobytes() == theirs.tobytes(), variant
+
+
 # ---- a Bi-Real-like residual network ---------------------------------------------------------------------
 
 
