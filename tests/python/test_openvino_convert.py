@@ -439,6 +439,35 @@ def test_resnet_binary_like_bottleneck_network(tmp_path):
         assert np.argmax(got) == np.argmax(theirs)
 
 
+def test_float_ops_network(tmp_path):
+    # Every float op the converter maps, against OpenVINO on random (non-dyadic) values: 1e-4 relative.
+    rng = np.random.default_rng(13)
+    f = lambda *shape: ops.constant(rng.standard_normal(shape).astype(np.float32) * 0.3)  # noqa: E731
+    x = ops.parameter([2, 4, 12, 12], np.float32, name="pixels")
+    t = ops.convolution(x, f(8, 4, 3, 3), [2, 2], [1, 1], [1, 1], [1, 1])
+    t = ops.prelu(ops.add(t, f(1, 8, 1, 1)), f(8))
+    g = ops.group_convolution(t, f(8, 1, 1, 3, 3), [1, 1], [1, 1], [1, 1], [1, 1])  # depthwise
+    g = ops.clamp(ops.subtract(g, f(1, 8, 1, 1)), -0.75, 1.5)
+    pooled = ops.avg_pool(t, [1, 1], [1, 1], [1, 1], [3, 3], False)
+    pooled = ops.avg_pool(pooled, [1, 1], [1, 1], [1, 1], [3, 3], True)
+    t = ops.concat([ops.relu(g), pooled], 1)
+    t = ops.max_pool(t, [2, 2], [1, 1], [0, 0], [0, 0], [2, 2], "ceil").output(0)
+    t = ops.reduce_mean(t, ops.constant(np.array([-2, -1], np.int64)), True)
+    t = ops.squeeze(t, ops.constant(np.array([2, 3], np.int64)))
+    t = ops.multiply(ops.matmul(t, f(16, 5), False, False), f(5))
+    probabilities = named(ops.softmax(t, -1), "probabilities")
+    flat = named(ops.unsqueeze(t, ops.constant(np.array([2], np.int64))), "scores")
+    model = ov.Model([probabilities, flat], [x])
+    path, report = converted(model, tmp_path)
+    assert report["fused"] == [] and report["mapped"]["GroupConvolution -> GroupConvolution"] == 1
+    data = rng.standard_normal((2, 4, 12, 12)).astype(np.float32)
+    theirs = openvino_outputs(model, {"pixels": data})
+    got = xnorcl_outputs(path, runtime_for(None), {"pixels": data})
+    for name in ("probabilities", "scores"):
+        assert got[name].shape == theirs[name].shape
+        assert np.max(np.abs(got[name] - theirs[name])) <= 1e-4 * np.max(np.abs(theirs[name])), name
+
+
 # ---- refusals ------------------------------------------------------------------------------------------
 
 
