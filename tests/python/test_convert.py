@@ -62,3 +62,14 @@ def test_console_script_is_installed():
 
     scripts = [ep for ep in importlib.metadata.entry_points(group="console_scripts") if ep.name == "xnorcl-convert"]
     assert [ep.value for ep in scripts] == ["xnorcl.convert.cli:main"]
+
+
+def test_a_missing_reader_names_the_extra(tmp_path, monkeypatch):
+    real = conversion.importlib.util.find_spec
+    monkeypatch.setattr(
+        conversion.importlib.util, "find_spec", lambda name, *a: None if name == "openvino" else real(name, *a)
+    )
+    destination = tmp_path / "out.xnn"
+    with pytest.raises(xnorcl.ConverterUnavailable, match=r'needs openvino: pip install "xnorcl\[openvino\]"'):
+        xnorcl.convert(str(tmp_path / "model.xml"), str(destination))
+    assert not destination.exists()
