@@ -135,6 +135,16 @@ def openvino_layer(model, layer):
         raise
 
 
+def openvino_is_wrong(model, layer, expected, tries=8):
+    """Whether OpenVINO's CPU plugin gets the layer wrong (or refuses it) in one of a few compiles. Its
+    C_IN-not-a-multiple-of-8 fault reads memory beyond the channels, so a run can come out right by chance."""
+    for _ in range(tries):
+        theirs = openvino_layer(model, layer)
+        if theirs is None or not np.array_equal(theirs, expected):
+            return True
+    return False
+
+
 def reference_of(layer, raw):
     return xnorcl.reference_binary_convolution(
         layer["x"], raw, layer["shape"], bit_order="lsb", strides=tuple(layer["strides"]),
@@ -153,12 +163,13 @@ def test_random_binary_convolution_layers(tmp_path, seed):
     for variant in ("local", "global"):
         got = xnorcl_outputs(path, runtime_for(variant), {"x": layer["x"]})["y"]
         assert got.tobytes() == expected.tobytes(), variant
-    theirs = openvino_layer(model, layer)
     faults = fault_classes(layer)
     if "C_IN not a multiple of 8" in faults:
-        # Always wrong (or refused): proven on every such layer.
-        assert theirs is None or not np.array_equal(theirs, expected), "OpenVINO is right here: update the docs"
-    elif not faults:
+        # Wrong (or refused) on every such layer: proven on each.
+        assert openvino_is_wrong(model, layer, expected), "OpenVINO is right here: update the docs"
+        return
+    theirs = openvino_layer(model, layer)
+    if not faults:
         assert theirs is not None and theirs.tobytes() == expected.tobytes()
     else:
         # The other two faults show on some such layers only (test_openvino_faults proves each one); elsewhere
@@ -205,7 +216,8 @@ def fixed_layer(c_in, hw, kernel, x, pad_value=-1.0, strides=(1, 1), pads=(0, 0)
 
 def test_openvino_fault_c_in_not_a_multiple_of_8(tmp_path):
     # X [1, 3, 1, 2]: channels (1, 0), (0, 1), (1, 1); a 1x1 filter of three -1 taps (.bin byte 0x00). Both
-    # pixels are -1 (+1 -1 +1 and -1 +1 +1 against -1 -1 -1); OpenVINO's CPU plugin gives -1 and 3.
+    # pixels are -1 (+1 -1 +1 and -1 +1 +1 against -1 -1 -1); OpenVINO's CPU plugin mostly gives -1 and 3 (it
+    # reads memory beyond the 3 channels: the second value varies from one compile to the next).
     layer = fixed_layer(3, (1, 2), (1, 1), [1, 0, 0, 1, 1, 1])
     model, raw = binary_convolution_model(layer)
     assert raw.tolist() == [0]
@@ -213,8 +225,7 @@ def test_openvino_fault_c_in_not_a_multiple_of_8(tmp_path):
     expected = reference_of(layer, raw)
     assert expected.ravel().tolist() == [-1.0, -1.0]
     assert xnorcl_outputs(path, runtime_for(None), {"x": layer["x"]})["y"].tobytes() == expected.tobytes()
-    theirs = openvino_layer(model, layer)
-    assert theirs.ravel().tolist() != [-1.0, -1.0]
+    assert openvino_is_wrong(model, layer, expected)
 
 
 def test_openvino_fault_pad_value_0_at_stride_w_3(tmp_path):
@@ -225,8 +236,7 @@ def test_openvino_fault_pad_value_0_at_stride_w_3(tmp_path):
     path, _ = converted(model, tmp_path)
     expected = reference_of(layer, raw)
     assert xnorcl_outputs(path, runtime_for(None), {"x": layer["x"]})["y"].tobytes() == expected.tobytes()
-    theirs = openvino_layer(model, layer)
-    assert not np.array_equal(theirs, expected)
+    assert openvino_is_wrong(model, layer, expected)
     # The same layer at stride_w 1 and 2 (other faults aside) is right in OpenVINO.
     for stride_w in (1, 2):
         other = dict(layer, strides=[3, stride_w])
@@ -335,6 +345,35 @@ def test_explicit_binary_convolution_after_fake_quantize_and_max_pool(tmp_path):
     theirs = openvino_outputs(explicit_binary_block(21, pool_first=True)[0], {"input": data})["output"]
     for variant in ("local", "global"):
         got = xnorcl_outputs(path, runtime_for(variant), {"input": data})["output"]
+        assert got.tobytes() == theirs.tobytes(), variant
+
+
+@pytest.mark.parametrize("form, transpose_b", [("pm1", False), ("01", True)])
+def test_binarized_matmul_becomes_binary_fully_connected(tmp_path, form, transpose_b):
+    # Band forms only: OpenVINO's CPU plugin refuses a rank-2 FakeQuantize with input_low = input_high
+    # ("doesn't support input/output rank != 4") and gives NaN for such weights; checked against numpy.
+    rng = np.random.default_rng(31)
+    k, m = 70, 10
+    x = ops.parameter([3, k], np.float32, name="features")
+    t = ((rng.integers(-8, 8, size=(1, k)) + 0.5) / 16).astype(np.float32)
+    low = 0.0 if form == "01" else -1.0
+    a = fq(x, t - 0.25, t + 0.25, low, 1.0)
+    shape, ranges = ((m, k), (m, 1)) if transpose_b else ((k, m), (1, m))
+    alpha = (2.0 ** rng.integers(-2, 2, size=ranges)).astype(np.float32)
+    band = np.full(ranges, 1 / 128, np.float32)
+    weights = dyadic(rng, shape) + np.float32(1 / 64)  # no weight within the band
+    w = fq(ops.constant(weights), -band, band, -alpha, alpha)
+    y = named(ops.matmul(a, w, False, transpose_b), "logits")
+    model = ov.Model([y], [x])
+    path, report = converted(model, tmp_path)
+    assert report["mapped"]["MatMul -> BinaryFullyConnected"] == 1
+    data = dyadic(rng, (3, k))
+    signed = np.where(weights > 0, alpha, -alpha)
+    expected = np.where(data > t, 1.0, low) @ (signed.T if transpose_b else signed)
+    theirs = openvino_outputs(model, {"features": data})["logits"]
+    assert np.array_equal(theirs, expected)
+    for variant in ("local", "global"):
+        got = xnorcl_outputs(path, runtime_for(variant), {"features": data})["logits"]
         assert got.tobytes() == theirs.tobytes(), variant
 
 

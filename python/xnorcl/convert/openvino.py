@@ -367,6 +367,101 @@ class _Converter:
             return
         self.binarized_convolution(node)
 
+    def op_MatMul(self, node: Any) -> None:
+        if self._key(node.input_value(0)) not in self.bits:
+            self.op_float(node)
+            return
+        self.binarized_matmul(node)
+
+    def activation_levels(self, node: Any, info: BitsInfo) -> Optional[Tuple[float, float]]:
+        """(m, d) of a binarized activation a = m + d*s, or None (refused)."""
+        low, high = np.unique(info.low), np.unique(info.high)
+        if low.size != 1 or high.size != 1:
+            self.refuse(
+                node,
+                f"reads FakeQuantize '{info.producer}' whose output ranges differ per channel "
+                "(a binary convolution needs one output range per tensor)",
+            )
+            return None
+        ol, oh = float(low[0]), float(high[0])
+        if not ol <= 0.0 < oh:
+            self.refuse(
+                node,
+                f"reads FakeQuantize '{info.producer}' with output range [{ol}, {oh}]: its bit (value > 0) "
+                "must pick the level, so output_low <= 0 < output_high",
+            )
+            return None
+        return (oh + ol) / 2.0, (oh - ol) / 2.0
+
+    def binary_weights(self, node: Any, w: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        """Weights [O, ...] that are +-alpha_o per output channel -> (alpha [O], signs t [O, ...] of +-1)."""
+        alpha = np.abs(w).reshape(w.shape[0], -1).max(axis=1)
+        if not np.all(np.abs(w) == alpha.reshape((-1,) + (1,) * (w.ndim - 1))):
+            self.refuse(
+                node,
+                "reads binarized activations but its weights are not +-alpha per output channel (binarize "
+                "them with a FakeQuantize of levels 2 and a symmetric output range)",
+            )
+            return None
+        return alpha, np.where(w > 0, 1.0, -1.0)
+
+    def corrections(self, node: Any, op_out: str, final: str, scale: np.ndarray, shift: np.ndarray,
+                    shape: Tuple[int, ...]) -> List[str]:
+        """Multiply by scale and Add shift (each left out when the identity) from op_out to final."""
+        base = node.get_friendly_name()
+        steps = []
+        out = op_out
+        if np.any(scale != 1):
+            nxt = self.fresh(final + "/scaled") if np.any(shift != 0) else final
+            c = self.graph.add_f32(self.fresh(base + "/scale"), scale.reshape(shape))
+            self.graph.nodes.append(xnn.Node(self.fresh(base + "/scale"), "Multiply", [out, c], [nxt], {}))
+            out = nxt
+            steps.append("Multiply")
+        if np.any(shift != 0):
+            c = self.graph.add_f32(self.fresh(base + "/shift"), shift.reshape(shape))
+            self.graph.nodes.append(xnn.Node(self.fresh(base + "/shift"), "Add", [out, c], [final], {}))
+            steps.append("Add")
+        return steps
+
+    def binarized_matmul(self, node: Any) -> None:
+        """The classifier form: binarized [N, K] activations times +-alpha_m weights is
+        alpha_m*d*(2P - K) + alpha_m*m*T_m: BinaryFullyConnected, a per-output Multiply and Add."""
+        source, weights = node.input_values()
+        info = self.bits[self._key(source)]
+        attrs = node.get_attributes()
+        w = self.constant(weights)
+        if w is None or self._key(weights) in self.raw_u1 or w.ndim != 2:
+            self.refuse(node, "reads binarized activations but its weights are not a 2-D constant")
+            return
+        if attrs.get("transpose_a"):
+            self.refuse(node, "transpose_a true on binarized activations")
+            return
+        if len(source.get_shape()) != 2:
+            self.refuse(node, f"binarized activations of shape {source.get_shape()} (xnorcl: [N, K])")
+            return
+        levels = self.activation_levels(node, info)
+        w = np.asarray(w, np.float64)
+        if not attrs.get("transpose_b"):
+            w = w.T  # [M, K]: one row per output
+        signs = self.binary_weights(node, w)
+        if levels is None or signs is None:
+            return
+        (m, d), (alpha, t) = levels, signs
+        bits = self.graph.add_bits(
+            self.fresh(node.get_friendly_name() + "/weights_u1"), list(w.shape),
+            np.packbits((t > 0).astype(np.uint8).ravel()),
+        )
+        final = self.name_of(node.output(0))
+        scale, shift = alpha * d, alpha * m * t.sum(axis=1)
+        identity = not (np.any(scale != 1) or np.any(shift != 0))
+        out = final if identity else self.fresh(final + "/binary")
+        self.emit(node, "BinaryFullyConnected", [self.name_of(source), bits], {}, out)
+        steps = ["BinaryFullyConnected"] + self.corrections(node, out, final, scale, shift, (1, w.shape[0]))
+        self.report.fused.append(
+            f"{node.get_friendly_name()}: FakeQuantize({info.producer}) + binarized weights + MatMul -> "
+            f"{' + '.join(steps)}"
+        )
+
     def binarized_convolution(self, node: Any) -> None:
         """FakeQuantize(levels 2) activations a = m + d*s (s = +-1, the bit) under a Convolution whose
         weights are +-alpha_o per output channel (w = alpha_o*t): the convolution, zero-padded in a, is
@@ -381,33 +476,13 @@ class _Converter:
             return
         if attrs is None:
             return
-        low, high = np.unique(info.low), np.unique(info.high)
-        if low.size != 1 or high.size != 1:
-            self.refuse(
-                node,
-                f"reads FakeQuantize '{info.producer}' whose output ranges differ per channel "
-                "(a binary convolution needs one output range per tensor)",
-            )
-            return
-        ol, oh = float(low[0]), float(high[0])
-        if not ol <= 0.0 < oh:
-            self.refuse(
-                node,
-                f"reads FakeQuantize '{info.producer}' with output range [{ol}, {oh}]: its bit (value > 0) "
-                "must pick the level, so output_low <= 0 < output_high",
-            )
-            return
+        levels = self.activation_levels(node, info)
         w = np.asarray(w, np.float64)
-        alpha = np.abs(w).reshape(w.shape[0], -1).max(axis=1)
-        if not np.all(np.abs(w) == alpha.reshape((-1,) + (1,) * (w.ndim - 1))):
-            self.refuse(
-                node,
-                "reads binarized activations but its weights are not +-alpha per output channel (binarize "
-                "them with a FakeQuantize of levels 2 and a symmetric output range)",
-            )
+        signs = self.binary_weights(node, w)
+        if levels is None or signs is None:
             return
-        t = np.where(w > 0, 1.0, -1.0)
-        m, d = (oh + ol) / 2.0, (oh - ol) / 2.0
+        (m, d), (alpha, t) = levels, signs
+        ol, oh = m - d, m + d
         total = t.reshape(w.shape[0], -1).sum(axis=1)
         scale, shift = alpha * d, alpha * m * total
         base = node.get_friendly_name()
@@ -417,20 +492,10 @@ class _Converter:
         pad_value = float(-m / d) + 0.0  # + 0.0: no -0 in the file or the report
         attrs.update({"mode": "xnor-popcount", "pad_value": pad_value})
         final = self.name_of(node.output(0))
-        steps = ["BinaryConvolution"]
-        out = self.fresh(final + "/binary") if (np.any(scale != 1) or np.any(shift != 0)) else final
+        identity = not (np.any(scale != 1) or np.any(shift != 0))
+        out = final if identity else self.fresh(final + "/binary")
         self.emit(node, "BinaryConvolution", [self.name_of(source), bits_name], attrs, out)
-        per_channel = (1, w.shape[0], 1, 1)
-        if np.any(scale != 1):
-            nxt = self.fresh(final + "/scaled") if np.any(shift != 0) else final
-            c = self.graph.add_f32(self.fresh(base + "/scale"), scale.reshape(per_channel))
-            self.graph.nodes.append(xnn.Node(self.fresh(base + "/scale"), "Multiply", [out, c], [nxt], {}))
-            out = nxt
-            steps.append("Multiply")
-        if np.any(shift != 0):
-            c = self.graph.add_f32(self.fresh(base + "/shift"), shift.reshape(per_channel))
-            self.graph.nodes.append(xnn.Node(self.fresh(base + "/shift"), "Add", [out, c], [final], {}))
-            steps.append("Add")
+        steps = ["BinaryConvolution"] + self.corrections(node, out, final, scale, shift, (1, w.shape[0], 1, 1))
         self.report.fused.append(
             f"{base}: FakeQuantize({info.producer}, output [{ol:g}, {oh:g}]) + binarized weights + Convolution "
             f"-> {' + '.join(steps)} (pad_value {pad_value:g})"
