@@ -111,8 +111,10 @@ class _Converter:
     def name_of(self, output: Any) -> str:
         key = self._key(output)
         if key not in self.names:
-            names = sorted(output.get_names())
-            base = names[0] if names else output.get_node().get_friendly_name()
+            names = output.get_names()
+            # The name OpenVINO itself reports first (CompiledModel outputs, Model.inputs), so a user feeds
+            # and reads the tensors by the names they used with OpenVINO.
+            base = output.get_any_name() if names else output.get_node().get_friendly_name()
             if not names and output.get_node().get_output_size() > 1:
                 base += f":{output.get_index()}"
             name, k = base, 1
