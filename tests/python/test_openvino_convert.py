@@ -510,6 +510,29 @@ def test_float_ops_network(tmp_path):
         assert np.max(np.abs(got[name] - theirs[name])) <= 1e-4 * np.max(np.abs(theirs[name])), name
 
 
+def test_affine_chains_are_composed(tmp_path):
+    # Multiply by a scalar (constant first), Add per channel, Multiply per channel, Add per channel after a
+    # float convolution: one Multiply and one Add; a chain whose middle tensor is also an output stays.
+    rng = np.random.default_rng(17)
+    x = ops.parameter([1, 3, 8, 8], np.float32, name="x")
+    t = ops.convolution(x, ops.constant(rng.standard_normal((6, 3, 3, 3)).astype(np.float32)), [1, 1], [1, 1],
+                        [1, 1], [1, 1])
+    per_channel = lambda: ops.constant(rng.standard_normal((1, 6, 1, 1)).astype(np.float32))  # noqa: E731
+    t = ops.multiply(ops.constant(np.float32(0.7)), t)
+    t = ops.add(ops.multiply(ops.add(t, per_channel()), per_channel()), per_channel())
+    y = named(ops.relu(t), "y")
+    kept = named(ops.multiply(y, per_channel()), "kept")
+    z = named(ops.add(kept, per_channel()), "z")
+    model = ov.Model([y, kept, z], [x])
+    path, report = converted(model, tmp_path)
+    assert len(report["fused"]) == 1 and report["fused"][0].endswith("-> one Multiply and one Add (per channel)")
+    data = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    theirs = openvino_outputs(model, {"x": data})
+    got = xnorcl_outputs(path, runtime_for(None), {"x": data})
+    for name in ("y", "kept", "z"):
+        assert np.max(np.abs(got[name] - theirs[name])) <= 1e-4 * np.max(np.abs(theirs[name])), name
+
+
 # ---- refusals ------------------------------------------------------------------------------------------
 
 
