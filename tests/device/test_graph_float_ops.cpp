@@ -23,14 +23,18 @@ void check_graph(Runtime& rt, const Graph& g, const std::map<std::string, Tensor
   Model model(rt, g);
   const auto want = reference_graph(g, inputs);
   const auto trace = model.run_trace(inputs);
-  // Exact where the op is exact and so are its inputs.
+  // Exact where the op is exact and so are its inputs. A step that computes several nodes (a convolution's
+  // epilogue: scale and shift in one fma) may round once where the nodes each round: within tolerance.
+  std::set<std::string> fused;
+  for (const GraphPlan::Step& step : model.plan().steps)
+    if (step.fused.size() > 1) fused.insert(step.fused.begin(), step.fused.end());
   std::map<std::string, bool> exact;
   for (const Node* n : g.topological_order()) {
-    bool e = !approximate.count(n->op);
+    bool e = !approximate.count(n->op) && !fused.count(n->name);
     for (const std::string& in : n->inputs) e = e && (!exact.count(in) || exact.at(in));
     for (const std::string& out : n->outputs) exact[out] = e;
   }
-  REQUIRE(trace.size() == g.nodes.size());
+  for (const std::string& name : g.outputs) REQUIRE(trace.count(name) == 1);
   for (const auto& [name, got] : trace) {
     INFO("tensor " << name << "\n" << model.plan().to_string());
     CHECK(compare_tensors(got, want.at(name), exact.at(name)) == "");
