@@ -97,16 +97,16 @@ class _Converter:
         self.model = model
         self.graph = xnn.Graph()
         self.report = Report()
-        self.names: Dict[Tuple[int, int], str] = {}  # (node id, output index) -> tensor name
+        self.names: Dict[Tuple[str, int], str] = {}  # (node, output index) -> tensor name
         self.taken: set = set()
-        self.values: Dict[Tuple[int, int], np.ndarray] = {}  # constant outputs (folded)
-        self.raw_u1: Dict[Tuple[int, int], np.ndarray] = {}
-        self.bits: Dict[Tuple[int, int], BitsInfo] = {}
-        self.result_sources: set = set()
+        self.values: Dict[Tuple[str, int], np.ndarray] = {}  # constant outputs (folded)
+        self.raw_u1: Dict[Tuple[str, int], np.ndarray] = {}
+        self.bits: Dict[Tuple[str, int], BitsInfo] = {}
 
     # ---- names and constants -------------------------------------------------------------------------
-    def _key(self, output: Any) -> Tuple[int, int]:
-        return (id(output.get_node()), output.get_index())
+    def _key(self, output: Any) -> Tuple[str, int]:
+        # get_name() is OpenVINO's unique internal node name (Python wrappers are not stable identities).
+        return (output.get_node().get_name(), output.get_index())
 
     def name_of(self, output: Any) -> str:
         key = self._key(output)
@@ -173,7 +173,7 @@ class _Converter:
         except Exception:  # an op without a host evaluation: not a constant subgraph xnorcl can fold
             return False
         for i, tensor in enumerate(out_tensors):
-            self.values[(id(node), i)] = np.array(tensor.data)
+            self.values[self._key(node.output(i))] = np.array(tensor.data)
         self.report.folded.append(node.get_friendly_name())
         return True
 
