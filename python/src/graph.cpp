@@ -140,6 +140,21 @@ void bind_graph(nb::module_& m) {
       .def("plan", &plan)
       .def("last_stage_times", &stage_times);
   m.def(
+      "_check_graph_file",
+      [](const std::string& path) {
+        std::map<std::string, TensorInfo> infos;
+        {
+          nb::gil_scoped_release release;
+          infos = load_graph(path).validate();
+        }
+        nb::dict r;
+        for (const auto& [name, info] : infos)
+          r[name.c_str()] = nb::make_tuple(info.dims, to_string(info.type));
+        return r;
+      },
+      nb::arg("path"),
+      "Loads and validates a graph file without a device: every tensor's (dims, \"f32\" or \"bits\").");
+  m.def(
       "network_file_version", [](const std::string& path) { return network_file_version(path); },
       nb::arg("path"), "The format version of an .xnn file: 1 (a chain of binary layers) or 2 (a graph).");
   m.def(

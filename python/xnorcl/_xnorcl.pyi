@@ -195,6 +195,9 @@ def save_model(
     or "resnet18" (a binary ResNet-18); input "input" [batch, 3, size, size] float32, output "logits"
     [batch, 1000]; width_divisor divides every channel count (smaller networks for quick tests)."""
 
+def _check_graph_file(path: str) -> Dict[str, Tuple[List[int], str]]:
+    """Loads and validates a graph file without a device: every tensor's (dims, "f32" or "bits")."""
+
 class _Graph:
     def __init__(self, path: str, runtime: Runtime) -> None: ...
     @property

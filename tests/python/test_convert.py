@@ -1,5 +1,6 @@
-"""xnorcl.convert and xnorcl-convert: the registry of formats by suffix; no converter is in this version, so
-each known format is refused with the list of formats, and an unknown suffix with the known ones."""
+"""xnorcl.convert and xnorcl-convert: the registry of formats by suffix; a format whose converter is not in
+this version (TFLite) is refused with the list of formats, an unknown suffix with the known ones. The OpenVINO
+converter itself is tested in test_openvino_convert.py."""
 
 import importlib
 import subprocess
@@ -20,7 +21,7 @@ def test_registry_knows_the_formats_and_their_extras():
     assert conversion.format_for("Model.XML").name == "OpenVINO IR"
 
 
-@pytest.mark.parametrize("model", ["model.xml", "model.tflite"])
+@pytest.mark.parametrize("model", ["model.tflite"])
 def test_known_formats_say_no_converter_is_installed(tmp_path, model):
     destination = tmp_path / "out.xnn"
     with pytest.raises(xnorcl.ConverterUnavailable) as info:
@@ -28,7 +29,7 @@ def test_known_formats_say_no_converter_is_installed(tmp_path, model):
     message = str(info.value)
     assert "has no" in message and "converter yet" in message
     assert ".xml" in message and ".tflite" in message and "[openvino]" in message and "[tflite]" in message
-    assert message.endswith("Converters installed in this version: none.")
+    assert message.endswith("Converters installed in this version: OpenVINO IR.")
     assert isinstance(info.value, xnorcl.Error)
     assert not destination.exists()
 
@@ -45,7 +46,7 @@ def run_cli(*args):
 
 
 def test_console_script_refuses_with_the_formats(tmp_path):
-    result = run_cli(str(tmp_path / "model.xml"), "-o", str(tmp_path / "out.xnn"))
+    result = run_cli(str(tmp_path / "model.tflite"), "-o", str(tmp_path / "out.xnn"))
     assert result.returncode == 1
     assert result.stderr.startswith("xnorcl-convert: ")
     assert "OpenVINO IR" in result.stderr and "Larq Compute Engine TFLite" in result.stderr
@@ -61,3 +62,14 @@ def test_console_script_is_installed():
 
     scripts = [ep for ep in importlib.metadata.entry_points(group="console_scripts") if ep.name == "xnorcl-convert"]
     assert [ep.value for ep in scripts] == ["xnorcl.convert.cli:main"]
+
+
+def test_a_missing_reader_names_the_extra(tmp_path, monkeypatch):
+    real = conversion.importlib.util.find_spec
+    monkeypatch.setattr(
+        conversion.importlib.util, "find_spec", lambda name, *a: None if name == "openvino" else real(name, *a)
+    )
+    destination = tmp_path / "out.xnn"
+    with pytest.raises(xnorcl.ConverterUnavailable, match=r'needs openvino: pip install "xnorcl\[openvino\]"'):
+        xnorcl.convert(str(tmp_path / "model.xml"), str(destination))
+    assert not destination.exists()

@@ -27,7 +27,7 @@ class Format:
 
 
 FORMATS: Tuple[Format, ...] = (
-    Format("OpenVINO IR", (".xml",), "openvino", ("openvino",), None),
+    Format("OpenVINO IR", (".xml",), "openvino", ("openvino",), "xnorcl.convert.openvino"),
     Format("Larq Compute Engine TFLite", (".tflite",), "tflite", ("tflite", "flatbuffers"), None),
 )
 

@@ -32,7 +32,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"xnorcl-convert: {e}", file=sys.stderr)
         return 1
     for key, value in report.items():
-        print(f"{key}: {value}")
+        if isinstance(value, dict) and value:
+            print(f"{key}:")
+            for k, v in value.items():
+                print(f"  {k}: {v}")
+        elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            print(f"{key}:")
+            for v in value:
+                print(f"  {v}")
+        else:
+            print(f"{key}: {value}")
     return 0
 
 
