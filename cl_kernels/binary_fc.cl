@@ -7,7 +7,7 @@
 // y: float32 [N][O], y = K - 2*D where D = sum of popcount(x ^ w) over the Kwt words and K = C*H*W: tail bits are
 //    0 on both sides, so they never disagree, and K - 2D = 2P - K with P the agreeing bits (exact: K <= 2^24).
 //
-// LOCAL_VARIANT 1 (the paper's section 3.2): one work-group of WG_SIZE work-items per (output o, image n);
+// LOCAL_VARIANT 1 (Khan et al., EUSIPCO 2018, section 3.2): one work-group of WG_SIZE work-items per (output o, image n);
 //   work-item l sums the words j = l, l + WG_SIZE, ...; the partial sums are reduced in __local memory (tree,
 //   barriers between steps; WG_SIZE is a power of two). NDRange global (O*WG_SIZE, N), local (WG_SIZE, 1).
 // LOCAL_VARIANT 0: one work-item per (o, n), no __local memory; it reads its row and image 16 words at a

@@ -1,5 +1,5 @@
 // im2col with packing: reads X once, binarizes it, applies stride, dilation and padding and writes the packed
-// bit patches that xnor_gemm.cl multiplies with the packed filters (the paper's Algorithm 1, generalised).
+// bit patches that xnor_gemm.cl multiplies with the packed filters (Algorithm 1 of Khan et al., EUSIPCO 2018, generalised).
 //
 // Words: word_t is uint (-DWORD_BITS=32, GPUs) or ulong (-DWORD_BITS=64, CPUs whose scalar 64-bit popcount is
 // their fastest xor-popcount, e.g. PoCL), chosen per architecture in src/runtime/device_profile.cpp; B = WORD_BITS.
@@ -44,7 +44,7 @@
 //     tail bits, so tail bits xor to 0 and the GEMM's K stays C_IN*KH*KW.
 //
 // Chunk: the kernels pack the output positions of rows [oy0, oy0 + rows) of batches [n0, n0 + n_count) (the
-// host splits large layers, SPEC section 4). Column p is batch n0 + p / (rows*OW), output row
+// host splits large layers). Column p is batch n0 + p / (rows*OW), output row
 // oy0 + (p % (rows*OW)) / OW, output column (p % (rows*OW)) % OW. P = n_count*rows*OW.
 // Taps outside the input take the pad bit (1 for pad_value +1, else 0; thresholds never apply to them).
 //

@@ -20,7 +20,7 @@
 //             Pad fold (correct = 1: the layer has pad taps and v is not +-1): the packing kernel gave every
 //             pad tap the bit 0 (real -1), so G = (2P - B) - S with S = sum of w_real over the pad taps; the
 //             store writes border positions as fma(v, (float)S, (float)(G + S)) = fmaf(v, S, 2P - B), the
-//             reference's value with one rounding (SPEC section 1). Interior columns stay the plain store.
+//             reference's value with one rounding. Interior columns stay the plain store.
 //   s_table   (read only with correct = 1) int [C_OUT][row_classes][column_classes], computed on the host
 //             from the per-channel summed-area table of w_sum[o][ky][kx] = sum over c of w_real: S of every
 //             class of border position. The in-bounds taps of a window form a rectangle of (ky, kx) whose

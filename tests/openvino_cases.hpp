@@ -1,6 +1,6 @@
 // OpenVINO's published BinaryConvolution reference cases (template plugin tests,
-// src/plugins/template/tests/functional/op_reference/binary_convolution.cpp), mapped to xnorcl as SPEC
-// section 8 says: OpenVINO's reference pad_value p becomes the real value 2p - 1. These and the values SPEC
+// src/plugins/template/tests/functional/op_reference/binary_convolution.cpp), mapped to xnorcl as
+// the README says: OpenVINO's reference pad_value p becomes the real value 2p - 1. These and the values the
 // section 7 derives from them are the only hard-coded outputs in the tests.
 #pragma once
 
@@ -141,7 +141,7 @@ inline const std::vector<OpenVinoCase>& openvino_cases() {
   return cases;
 }
 
-// SPEC section 7: Y is affine in v, so the published +-1 pairs give these values at other pad values.
+// Y is affine in v, so the published +-1 pairs give these values at other pad values.
 struct DerivedCase {
   int id;  // the case whose input, filter and geometry are used
   float pad_value;

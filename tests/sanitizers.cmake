@@ -1,4 +1,4 @@
-# Canaries of the sanitizer jobs: each must fail, proving its sanitizer is live (SPEC section 7).
+# Canaries of the sanitizer jobs: each must fail, proving its sanitizer is live.
 if(XNORCL_SANITIZER STREQUAL "address")
   add_executable(canary_address sanitizers/canary_address.cpp)
   add_test(NAME sanitizer_canary_address COMMAND canary_address)

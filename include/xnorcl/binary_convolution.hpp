@@ -18,7 +18,7 @@
 
 namespace xnorcl {
 
-// The geometry a layer resolves to once attributes and shapes are validated (SPEC section 2).
+// The geometry a layer resolves to once attributes and shapes are validated (the README's "Semantics in short").
 struct ConvGeometry {
   Shape input{};
   Shape filter{};

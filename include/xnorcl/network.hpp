@@ -1,5 +1,6 @@
 // A small binarized network: layers chained on one Runtime's queue, device buffers between them, no host
-// round-trip (every kernel waits on the previous one's event), and the paper's vehicle classifier.
+// round-trip (every kernel waits on the previous one's event), and the vehicle classifier of Khan, Huttunen,
+// Boutellier ("Binarized Convolutional Neural Networks for Efficient Inference on GPUs", EUSIPCO 2018).
 //
 // Activations between layers are float32 NCHW or packed bits (xnorcl/packed.hpp). What each layer takes:
 //   Convolution     float or packed in (BinaryConvolution; a packed input is read as words,
@@ -122,7 +123,7 @@ NetworkSpec load_network(const std::string& path);
 // The paper's vehicle classifier (sections 2-3): input [batch, 3, 96, 96] thresholded per channel (RGB
 // thresholding) inside conv1; conv 32@5x5 pad 2 -> threshold -> max-pool 2x2 -> conv 32@5x5 pad 2 ->
 // threshold -> max-pool 2x2 -> FC 18432->100 -> threshold -> FC 100->100 -> threshold -> FC 100->4 (float
-// logits). Convolutions use pad_value -1 (the paper's zero-initialised shared memory packs pad taps as bit
+// logits). Convolutions use pad_value -1 (that paper's zero-initialised shared memory packs pad taps as bit
 // 0). Weights are random from `seed`. Thresholds are calibrated on the host reference with a seeded
 // calibration batch of `calibration_images` images (pixels 0..255): the input thresholds are each colour
 // channel's median, every Threshold layer's rule for a channel is the (lower) median of that channel's values

@@ -1,4 +1,4 @@
-// The host reference: the semantics of SPEC section 1, computed the way every device computes them.
+// The host reference: the operation's semantics (the README's "Semantics in short"), computed the way every device computes them.
 #pragma once
 
 #include <cstdint>

@@ -55,7 +55,7 @@ void openvino_published_cases(Variant variant) {
 }
 
 void openvino_derived_cases(Variant variant) {
-  // SPEC section 7: Y is affine in v, so cases 2/3 and 6/7 give these values at v = 0 and 0.5.
+  // Y is affine in v, so cases 2/3 and 6/7 give these values at v = 0 and 0.5.
   for (int word_bits : {32, 64}) {
     for (const DerivedCase& d : derived_cases()) {
       for (BitOrder order : {BitOrder::MsbFirst, BitOrder::LsbFirst}) {
@@ -69,7 +69,7 @@ void openvino_derived_cases(Variant variant) {
 }
 
 void spec_example_layer(Variant variant) {
-  // SPEC section 8: X 1x3x224x224, F 64x3x5x5, strides 1, pads 2/2, dilations 1, pad_value 0.
+  // The README example's layer: X 1x3x224x224, F 64x3x5x5, strides 1, pads 2/2, dilations 1, pad_value 0.
   ConvCase c;
   c.name = "spec example layer";
   c.seed = 224;
@@ -324,7 +324,7 @@ void plan_reports_launches(Variant variant) {
 
 XNORCL_VARIANT_TEST("OpenVINO's nine published cases in both bit orders", "[conv][openvino]",
                     openvino_published_cases)
-XNORCL_VARIANT_TEST("SPEC 7 values derived from OpenVINO cases 2/3 and 6/7", "[conv][openvino]",
+XNORCL_VARIANT_TEST("values derived from OpenVINO cases 2/3 and 6/7", "[conv][openvino]",
                     openvino_derived_cases)
 XNORCL_VARIANT_TEST("the spec's example layer 1x3x224x224 * 64x3x5x5", "[conv][example]", spec_example_layer)
 XNORCL_VARIANT_TEST("enqueue on device buffers with a wait list", "[conv][enqueue]", enqueue_device_buffers)

@@ -1,5 +1,5 @@
 // BinaryConvolution's output choices (Float, ScaleBias, Packed through the GEMM's epilogue) and packed input
-// (issue 7), on the device against host references built from reference_binary_convolution and the
+// on the device against host references built from reference_binary_convolution and the
 // packed.hpp helpers (reference_scale_bias, pack_activations, unpack_activations), bitwise.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// Metamorphic relations on the device (SPEC section 7): each compares device runs with device runs.
+// Metamorphic relations on the device: each compares device runs with device runs.
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -26,7 +26,7 @@ std::string values(const std::vector<float>& v) {
   return s;
 }
 
-// Straight from SPEC section 1's formula, in double: each tap's x_real * w_real, pad taps as v.
+// Straight from the operation's formula, in double: each tap's x_real * w_real, pad taps as v.
 std::vector<float> naive_convolution(const std::vector<float>& x, const Shape& xs, const Filter& f,
                                      const BinaryConvolution::Attributes& a) {
   const ConvGeometry g = BinaryConvolution::validate(a, xs, f.shape());
@@ -81,7 +81,7 @@ TEST_CASE("reference reproduces OpenVINO's nine published cases in both bit orde
   }
 }
 
-TEST_CASE("reference gives SPEC section 7's derived values at pad values 0 and 0.5", "[reference]") {
+TEST_CASE("reference gives the derived published values at pad values 0 and 0.5", "[reference]") {
   for (const auto& d : xnorcl::test::derived_cases()) {
     const auto& c = openvino_case(d.id);
     INFO("case " << d.id << " at v = " << d.pad_value);

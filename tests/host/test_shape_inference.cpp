@@ -1,5 +1,5 @@
 // BinaryConvolution::validate: OpenVINO's shape cases, hand-derived strided and dilated cases, and one test
-// per refusal of SPEC section 2. Expected values are worked out by hand in the comments.
+// per refusal of the shape rules. Expected values are worked out by hand in the comments.
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -1,8 +1,9 @@
-// Runs the float graph ops' kernels under the Oclgrind simulator, on both variants:
+// Runs the graph ops' kernels under the Oclgrind simulator, on both variants:
 //
 //   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_graph
 //
-// One small graph holding every float op (same-shape, per-channel-row and broadcast arithmetic, Relu,
+// A residual binary block (fused steps: conv + batch-norm + shortcut; conv + batch-norm + sign + max-pool)
+// and one small graph holding every float op (same-shape, per-channel-row and broadcast arithmetic, Relu,
 // Clamp, PRelu, AvgPool, ReduceMean, Softmax, Concat, Reshape), each tensor compared with the host reference
 // (bitwise for the exact ops); CTest fails the test when Oclgrind reports anything (an out-of-bounds read, a
 // local-memory race in the reductions). The Models live until the process leaves (std::_Exit, as the other
@@ -72,6 +73,63 @@ Graph float_graph(std::mt19937& rng) {
   return g;
 }
 
+// A residual binary block: sign -> binary conv (pad_value 0: the pad fold) -> batch-norm -> + x (one fused
+// step, the shortcut added in the GEMM's epilogue), then sign -> binary conv (pad_value -1) -> batch-norm ->
+// sign -> max-pool (one fused step: the batch-norm folded into the thresholds, the bits pooled in the same
+// launch). The residual sum is a graph output too, so both fused steps' results are read back.
+Graph residual_graph(std::mt19937& rng) {
+  Graph g;
+  g.inputs = {{"x", {2, 6, 6, 6}}};
+  const std::vector<float> t0 = {0.1f, -0.2f, 0.05f, 0.0f, -0.1f, 0.2f};
+  std::string s = add_sign(g, "sign1", "x", t0);
+  s = add_binary_conv(g, "conv1", s, 6, 6, 3, 0.0, rng);
+  g.constants["gamma1"] = random_floats({1, 6, 1, 1}, rng, 0.05f, 0.2f);
+  g.constants["beta1"] = random_floats({1, 6, 1, 1}, rng, -0.5f, 0.5f);
+  s = add_node(g, "bn1.scale", "Multiply", {s, "gamma1"});
+  s = add_node(g, "bn1.shift", "Add", {s, "beta1"});
+  const std::string sum = add_node(g, "residual", "Add", {s, "x"});
+  s = add_sign(g, "sign2", sum, t0);
+  s = add_binary_conv(g, "conv2", s, 6, 7, 3, -1.0, rng);
+  g.constants["gamma2"] = random_floats({1, 7, 1, 1}, rng, -1.0f, 1.0f);
+  g.constants["beta2"] = random_floats({1, 7, 1, 1}, rng, -2.0f, 2.0f);
+  s = add_node(g, "bn2.scale", "Multiply", {s, "gamma2"});
+  s = add_node(g, "bn2.shift", "Add", {s, "beta2"});
+  s = add_sign(g, "sign3", s, std::vector<float>(7, 0.25f));
+  s = add_node(g, "pool", "MaxPool", {s},
+               {{"kernel", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"rounding_type", std::string("ceil")}});
+  g.outputs = {sum, s};
+  return g;
+}
+
+// Every step's output against the host reference computed from the device's own inputs of that step.
+int run_residual(const Runtime& rt, std::vector<std::unique_ptr<Model>>& kept) {
+  std::mt19937 rng(47);
+  const Graph g = residual_graph(rng);
+  const std::map<std::string, Tensor> inputs = {{"x", random_input({2, 6, 6, 6}, rng)}};
+  kept.push_back(std::make_unique<Model>(rt, g));
+  const Model& model = *kept.back();
+  std::cout << model.plan().to_string();
+  std::map<std::string, Tensor> device = kept.back()->run_trace(inputs);
+  device.insert(inputs.begin(), inputs.end());
+  std::map<std::string, const Node*> by_name;
+  for (const Node& n : g.nodes) by_name[n.name] = &n;
+  int failures = model.plan().steps.size() == 4 ? 0 : 1;  // sign1, conv1+bn1+residual, sign2, conv2+...+pool
+  for (const GraphPlan::Step& step : model.plan().steps) {
+    std::map<std::string, Tensor> tensors = device;
+    const Node* last = nullptr;
+    for (const std::string& name : step.fused) {
+      last = by_name.at(name);
+      tensors[last->outputs[0]] = reference_node(g, *last, tensors)[0];
+    }
+    const std::string& out = last->outputs[0];
+    const std::string diff = compare_tensors(device.at(out), tensors.at(out), false, 1e-5);
+    std::cout << to_string(rt.variant()) << ": step " << step.node << " " << (diff.empty() ? "equal" : "FAILED " + diff)
+              << "\n";
+    failures += diff.empty() ? 0 : 1;
+  }
+  return failures;
+}
+
 int run(Variant variant, std::vector<std::unique_ptr<Model>>& kept) {
   RuntimeOptions o;
   o.cache_dir = "off";
@@ -82,6 +140,7 @@ int run(Variant variant, std::vector<std::unique_ptr<Model>>& kept) {
     return 1;
   }
   std::mt19937 rng(31);
+  const int residual_failures = run_residual(rt, kept);
   const Graph g = float_graph(rng);
   const std::map<std::string, Tensor> inputs = {{"x", random_input({2, 5, 4, 8}, rng)},
                                                 {"y", random_input({2, 5, 4, 8}, rng)}};
@@ -105,7 +164,7 @@ int run(Variant variant, std::vector<std::unique_ptr<Model>>& kept) {
               << (diff.empty() ? "equal" : "FAILED " + diff) << "\n";
     failures += diff.empty() ? 0 : 1;
   }
-  return failures;
+  return failures + residual_failures;
 }
 
 }  // namespace

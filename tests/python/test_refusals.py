@@ -89,7 +89,7 @@ def test_bad_attributes(runtime, kwargs, message):
 
 
 def test_the_library_message_is_kept(runtime):
-    # The C++ message, word for word (SPEC's example of a kernel larger than the padded input).
+    # The C++ message, word for word (the example of a kernel larger than the padded input).
     with pytest.raises(xnorcl.InvalidArgument) as info:
         xnorcl.BinaryConvolution(runtime, (1, 1, 5, 5), np.zeros(7, np.uint8), (1, 1, 7, 7))
     assert "Kernel after dilation has size (dim: 7) larger than the data shape after padding (dim: 5) at axis 0" in str(

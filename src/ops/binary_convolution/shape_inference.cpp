@@ -1,4 +1,4 @@
-// Shape inference and validation of BinaryConvolution-1 (SPEC section 2), with OpenVINO's formulas and, where
+// Shape inference and validation of BinaryConvolution-1, with OpenVINO's formulas and, where
 // OpenVINO has one, its message.
 #include "ops/binary_convolution/shape_inference.hpp"
 

@@ -14,7 +14,7 @@
 namespace xnorcl::detail {
 
 // float32 holds every integer up to 2^24 exactly, and the counts P, B and S of one output never exceed the
-// patch size C_IN*KH*KW, so larger patches are refused (SPEC section 1).
+// patch size C_IN*KH*KW, so larger patches are refused (float32 could no longer hold every count exactly).
 constexpr std::int64_t kMaxPatchBits = std::int64_t{1} << 24;
 
 // a*b and a+b, or InvalidArgument naming `what` and both operands when signed 64-bit arithmetic overflows.
