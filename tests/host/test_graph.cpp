@@ -176,7 +176,7 @@ TEST_CASE("graph: the .xnn version 2 file round-trips and refuses damage with an
   huge[13] = '\xff';
   huge[14] = '\xff';
   huge[15] = '\x7f';
-  CHECK_THROWS_WITH(parse_graph(huge), Catch::Contains("offset 12: the input count = 2147483647 needs at least"));
+  CHECK_THROWS_WITH(parse_graph(huge), Catch::Contains("offset 16: the input count = 2147483647 needs at least"));
   // Every single-byte change either parses or is refused as InvalidArgument (never another exception).
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     std::string m = bytes;
