@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Android loading of libOpenCL, tested on Linux with PoCL. For a shared and a static xnorcl
 # built with -DXNORCL_DLOPEN_OPENCL=ON it checks that
 #   - neither libxnorcl.so nor an app (tests/dlopen_consumer: its own cl::Program, cl::Kernel, cl::Buffer and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # aarch64 Linux cross build: builds the library, the tools and the tests with
 # Debian's aarch64 cross compiler in build-aarch64/, then runs CTest there under qemu user emulation.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets with ASan+UBSan (clang 14) and runs each for FUZZ_SECONDS (60 in CI),
 # failing on any crash, leak or mismatch, or when a target reaches fewer executions than it must. Each target
 # runs under a malloc limit: one allocation above it is a finding. The network and graph loaders get libFuzzer's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the CI jobs: `phase NAME COMMAND...` runs and times one phase; the EXIT trap prints every phase's
 # time and the total. Set PHASES_JOB to the job's name before sourcing.
 timings=()

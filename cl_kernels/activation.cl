@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Relu, Clamp and PRelu of a float32 tensor (src/ops/activation.cpp), one work-item per element.
 //   kind 0 Relu:  x > 0 ? x : 0
 //   kind 1 Clamp: x < lo ? lo : (x > hi ? hi : x)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // avg_pool_f32 (src/ops/avg_pool.cpp): float32 NCHW in and out, one work-item per output. The window of
 // output (oy, ox) is input rows oy*stride_y - pad_top + [0, KH), columns likewise (computed in 64 bits),
 // clipped to the input; its taps are summed row by row in float and divided by `full` when it is not 0,

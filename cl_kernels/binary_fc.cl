@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Binary fully-connected layer: xnor-popcount dot products of packed activations with packed weights.
 //
 // x: packed input (include/xnorcl/packed.hpp), Kwt = H*W*Cw words per image, image n at x[n*Kwt].

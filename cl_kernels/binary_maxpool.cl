@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Max-pooling (OpenVINO MaxPool-1 windows) on packed bits and on float32.
 //
 // binary_maxpool: packed in, packed out (include/xnorcl/packed.hpp: words [N][H][W][Cw], channel c is bit c%32

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // concat_copy (src/ops/concat.cpp): one input of a Concat into its place in the output, both seen as rows
 // of 32-bit words (float32 values or packed bit words, copied bitwise): in is [outer, width], out is
 // [outer, out_width]; in[r, j] goes to out[r, offset + j].

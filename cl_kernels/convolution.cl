@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Float convolution (Convolution-1, and GroupConvolution-1 other than depthwise), direct: no patch matrix.
 //
 // Each work-item computes an 8 x 8 tile: 8 output channels of one group (OB) x 8 consecutive output columns

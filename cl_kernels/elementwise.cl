@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Add, Subtract, Multiply of two float32 tensors (src/ops/elementwise.cpp). `op`: 0 add, 1 subtract,
 // 2 multiply, the same for every work-item. One IEEE operation per element, no contraction.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Depthwise convolution (GroupConvolution-1 with one input and one output channel per group): each
 // work-item computes 8 consecutive output columns (one float8) of one row of one channel, reading each tap's
 // 8 input values as one vector where they lie inside the row. Other groupings run convolution.cl's kernel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // im2col with packing: reads X once, binarizes it, applies stride, dilation and padding and writes the packed
 // bit patches that xnor_gemm.cl multiplies with the packed filters (Algorithm 1 of Khan et al., EUSIPCO 2018, generalised).
 //

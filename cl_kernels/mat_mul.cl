@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Float matrix product (MatMul-0 with constant weights): y [N][M] = x [N][K] * W, in tiles of 8 outputs of
 // one row (one float8). The classifier's product (N = 1) is a matrix-vector product, bound by reading the
 // weights once; Mp = M rounded up to 8, weights and epilogue tables zero-filled (scale 1) past M.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // reduce_mean_f32 (src/ops/reduce_mean.cpp): out[row] = mean of in[row * count + k], k < count.
 // Work-item lid of row `row` adds the values k = lid, lid + WG_SIZE, ... (consecutive work-items read
 // consecutive values) with a compensated (Kahan) float sum; the WG_SIZE partial sums are then added in a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softmax_f32 (src/ops/softmax.cpp): the tensor as [outer, length, inner]; work-group `line` (o, i) computes
 // out[o, k, i] = exp(x[o, k, i] - m) / s over k < length, m the line's maximum and s the sum of exp(x - m).
 // Work-item lid handles k = lid, lid + WG_SIZE, ...; the maximum and the (compensated, Kahan) partial sums

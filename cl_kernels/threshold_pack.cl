@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thresholding into packed activations, their unpacking, and the float32 scale-and-bias (folded batch-norm).
 //
 // Packed layout (include/xnorcl/packed.hpp): logical [N, C, H, W]; words [N][H][W][Cw], Cw = ceil(C/32);

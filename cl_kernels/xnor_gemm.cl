@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnor-popcount GEMM: Y[o, p] = K - 2 * sum_w popcount(filters[w][o] ^ patches[w][p]), written as float NCHW.
 //
 // Words: word_t is uint (-DWORD_BITS=32) or ulong (-DWORD_BITS=64), per architecture (src/runtime/device_profile.cpp);

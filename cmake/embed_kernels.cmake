@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Writes OUTPUT, a C++ file holding every .cl file of KERNEL_DIR as a byte array, so that the program reads
 # no file at run time. Invoked by a custom command that depends on every .cl file. Optional: NAMESPACE and
 # HEADER, the namespace and header of the EmbeddedKernel table (default: the library's, xnorcl::detail in

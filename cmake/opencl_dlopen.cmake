@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # XNORCL_DLOPEN_OPENCL: the library defines the OpenCL entry points itself (src/runtime/opencl_loader.cpp) and loads
 # the driver's libOpenCL.so with dlopen on first use, so neither it nor an app links libOpenCL. That is what
 # Android needs (the NDK has no libOpenCL.so; each vendor ships its own), see docs/android.md. Building needs

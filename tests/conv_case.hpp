@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One convolution test configuration (shapes, attributes, bit order, input type, data, seed), its full
 // description for failure messages, and a seeded generator of random configurations.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Reliability tests (limits, OpenCL failures, bad arguments) in an executable of their own: it defines the
 # OpenCL entry points the library calls (faults/cl_intercept.cpp), so that no other test runs through them.
 # A static library built with XNORCL_DLOPEN_OPENCL defines those entry points itself: linking both would define

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building blocks of graph tests: nodes with seeded constants, random inputs, and tensor comparisons
 // (bitwise for bits and integer-valued floats, max-norm relative for float tensors).
 #pragma once

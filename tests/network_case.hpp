@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small network of every layer kind, shared by the device tests and the Oclgrind runner.
 #pragma once
 

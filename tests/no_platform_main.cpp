@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run by CTest with the OpenCL ICD loader pointed at an empty vendor directory (tests/process_tests.cmake):
 // Runtime::create() must throw DeviceNotFound saying there is no platform and naming the package that
 // provides one. Exit code 0 only then.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Oclgrind: xnorcl's kernels under the simulator with its memory, data-race, uninitialized-value and API checks,
 # plus negative controls (canary kernels with a known defect) that prove the checks are live.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenVINO's published BinaryConvolution reference cases (template plugin tests,
 // src/plugins/template/tests/functional/op_reference/binary_convolution.cpp), mapped to xnorcl as
 // the README says: OpenVINO's reference pad_value p becomes the real value 2p - 1. These and the values the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Tests that need a process of their own, because they change what the OpenCL ICD loader sees.
 
 # With the ICD loader pointed at an empty vendor directory there is no OpenCL platform at all: Runtime::create

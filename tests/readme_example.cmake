@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Builds the C++ example of README.md and runs it as a device test, so the README cannot drift from the
 # API. The example is the ```cpp block between <!-- readme-example:begin --> and <!-- readme-example:end -->;
 # it checks its own result and returns non-zero on a mismatch.

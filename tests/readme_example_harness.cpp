@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs README.md's example (compiled with main renamed). In the qemu cross job, which declares
 // XNORCL_EXPECT_NO_DEVICE=1, a missing OpenCL platform is reported as skipped (exit 77), never as passed.
 #include <cstdlib>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Canaries of the sanitizer jobs: each must fail, proving its sanitizer is live.
 if(XNORCL_SANITIZER STREQUAL "address")
   add_executable(canary_address sanitizers/canary_address.cpp)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The soak: 1,000 warm-up runs, then 10,000 runs of a mix of small random layers on both variants
 # must grow resident memory by less than 2 MiB. Registered only for the configuration "Soak", so the
 # README's test command (no -C) leaves it out; run it with `ctest --test-dir build -C Soak -L soak`.

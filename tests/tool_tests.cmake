@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Unit tests of the tools' own logic (strict parsing, the bench's noise verdict): no device, no timing.
 if(TARGET xnorcl_cli)
   add_executable(xnorcl_tool_tests test_main.cpp "${PROJECT_SOURCE_DIR}/tools/cli/test_cli.cpp"

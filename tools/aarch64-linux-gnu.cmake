@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross build for 64-bit Arm Linux with Debian's cross compiler, run through qemu user emulation.
 #
 #   dpkg --add-architecture arm64 && apt-get update

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Tabulates the performance targets over several `xnorcl-bench layers --json` runs of one build.
 
 One run decides PASS or MISS; on a shared or noisy machine the same build moves across the line

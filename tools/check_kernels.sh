@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Compiles every kernel file with every build-option set the runtime can emit, as strict OpenCL C 1.2 with
 # no extension (what Mali and Adreno drivers accept), and refuses build options that would make results
 # depend on the driver's floating-point shortcuts (results must be exact on every device).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl-classify: the vehicle classifier of Khan, Huttunen and Boutellier, "Binarized Convolutional Neural
 // Networks for Efficient Inference on GPUs" (EUSIPCO 2018), end to end on the device, in one command.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The classify smoke test: write a random-weights file, classify a small grey PGM with it and without it; both
 # runs must exit 0 (device logits bitwise equal to the host reference) and agree.
 # The PGM's pixel bytes are printable characters (none of CMake's list separator or escapes), so that CMake can write the binary (P5) file as text.

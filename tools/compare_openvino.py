@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """compare_openvino.py MODEL.xml: one run, same machine, medians of whole-network wall time (and per node
 where both engines name it):
 

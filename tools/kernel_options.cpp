@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prints every (kernel file, build options) pair the runtime can emit, one per line as "file<TAB>options",
 // so that tools/check_kernels.sh compiles exactly what the runtime would ask a driver to compile.
 #include <cstdio>

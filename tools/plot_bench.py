@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Chart an `xnorcl-bench layers --json FILE` run: per layer, the binary convolution's time beside every
 float32 baseline the run measured (CLBlast on the device, oneDNN on a CPU device's host) and a perfect float32
 convolution at the measured FMA peak (medians, log scale). A `xnorcl-bench network --json FILE` run gets a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's quick start: set up a fresh Debian 12 / Ubuntu 22.04 machine, build xnorcl, then run it.
 #
 #   tools/quickstart.sh run    install what is missing, build Release into build/, run the main job

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Puts "SPDX-License-Identifier: Apache-2.0" near the top of every source file that lacks it: C++ and OpenCL
-# C (//), CMake, shell and the Python tools (#), after a #! line where there is one. Idempotent, so it can be
+# C (//), CMake, shell and Python (#), after a #! line where there is one. Idempotent, so it can be
 # run again after merges.
 #
 #   tools/spdx_headers.sh           add the line where it is missing
@@ -17,7 +18,7 @@ fi
 
 # Tracked files only: build trees and generated files are not the project's sources.
 mapfile -t files < <(git ls-files -- '*.cpp' '*.hpp' '*.h' '*.cl' '*.cmake' '*.cmake.in' '*.hpp.in' \
-  'CMakeLists.txt' '*.sh' '.ci/run' 'tools/*.py')
+  'CMakeLists.txt' '*.sh' '.ci/run' '*.py')
 
 missing=0
 for f in "${files[@]}"; do

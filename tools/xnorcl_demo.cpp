@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl-demo: the smallest end-to-end program. Runs the README example's layer (X 1x3x224x224, F 64x3x5x5,
 // pads 2/2, pad_value 0) on the OpenCL device, times it, and checks it bitwise against the host reference.
 // Exit code 0 only when every device run equals the reference.

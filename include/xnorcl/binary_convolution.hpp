@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenVINO BinaryConvolution-1 (xnor-popcount) on an OpenCL device.
 #pragma once
 

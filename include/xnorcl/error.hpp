@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every failure xnorcl reports is an xnorcl::Error; cl::Error never escapes the library.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A binary filter [C_OUT, C_IN, KH, KW]: each element is +1 or -1.
 #pragma once
 

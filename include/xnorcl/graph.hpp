@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graphs: networks of operations over named tensors (several inputs and outputs, branches, residual Add,
 // Concat), validated and shape-inferred when built, run whole on one device by a Model.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The graph file (.xnn version 2, docs/graph_format.md): a Graph's inputs, constants, nodes and outputs in
 // one little-endian binary file. Version 1 files hold a layer chain and load with load_network
 // (xnorcl/network.hpp); is_graph_file tells the two apart.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The layers around BinaryConvolution that a binarized network needs: thresholding into packed bits (folded
 // batch-norm + sign), float32 scale and bias, binary and float max-pooling, and the binary fully-connected
 // layer. Each runs on a Runtime's queue with device buffers (enqueue, chained by events) or host memory

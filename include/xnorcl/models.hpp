@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real binarized architectures built in code, with seeded weights and batch-norm statistics (for tests,
 // benchmarks and examples; trained weights come in through the converters).
 //

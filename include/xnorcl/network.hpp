@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small binarized network: layers chained on one Runtime's queue, device buffers between them, no host
 // round-trip (every kernel waits on the previous one's event), and the vehicle classifier of Khan, Huttunen,
 // Boutellier ("Binarized Convolutional Neural Networks for Efficient Inference on GPUs", EUSIPCO 2018).

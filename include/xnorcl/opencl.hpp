@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenCL-CLHPP configuration shared by xnorcl and every app that includes it.
 //
 // The library and the app must see OpenCL-CLHPP compiled the same way (its classes are inline), so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Packed binary activations: the layout every xnorcl layer that reads or writes bits agrees on, and the
 // per-channel threshold rules (folded batch-norm + sign) that turn float activations into those bits.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Max-pooling windows (OpenVINO MaxPool-1): the attributes, their validation and the resolved geometry,
 // shared by the pooling layers (xnorcl/layers.hpp) and BinaryConvolution's fused max-pool
 // (BinaryConvolution::Options::max_pool).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host reference: the operation's semantics (the README's "Semantics in short"), computed the way every device computes them.
 #pragma once
 

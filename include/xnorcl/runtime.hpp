@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device, its queue and the compiled kernel programs.
 //
 // Thread safety: one Runtime (and its copies) may be used from many threads at once; programs are built

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plain value types of the public API.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl: OpenVINO BinaryConvolution-1 (xnor-popcount) on OpenCL 1.2 devices. The umbrella header.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // numpy arrays in and out, and the plain Python arguments (sequences of ints and floats).
 #include <algorithm>
 #include <cctype>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the extension module: the binding entry points of each unit and the numpy array checks.
 //
 // Arrays cross the boundary without copies: an input must already be a C-contiguous numpy array of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl.BinaryConvolution, xnorcl.reference_binary_convolution and the threshold rules of packed output.
 #include <mutex>
 #include <optional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl.Error and its subclasses, mirroring the C++ hierarchy with the same messages. InvalidArgument is
 // also a ValueError, so code that catches ValueError for bad arguments keeps working.
 #include "common.hpp"

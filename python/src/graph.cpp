@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl._Graph: a graph file (.xnn version 2) on a runtime, as xnorcl.Model needs it: inputs and outputs
 // by name, a run over dicts of arrays, the plan and the stage times. Float32 tensors cross as float32
 // arrays of their dims; packed bits as uint32 words [N, H, W, ceil(C/32)].

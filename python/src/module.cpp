@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl._xnorcl: the C++ library for Python. The package xnorcl (python/xnorcl/__init__.py) re-exports it.
 #include "common.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl._Network: a network file (.xnn) on a runtime. The package's Model (python/xnorcl/_model.py) is the
 // public face; this is only what it needs from C++.
 #include <mutex>

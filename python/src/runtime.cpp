@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl.Runtime: the device, its queue and the compiled programs (a shared handle, as in C++).
 #include <optional>
 

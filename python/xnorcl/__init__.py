@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """xnorcl: binary (xnor-popcount) convolutions and networks on OpenCL devices, numpy in and out.
 
 Arrays are C-contiguous numpy arrays in NCHW layout: float32 or uint8 inputs (an input value x is the bit

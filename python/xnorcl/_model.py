@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Models loaded from .xnn files: the one place that knows what a model runs on underneath.
 
 An .xnn file holds a graph (version 2: named inputs and outputs, any ops; run by xnorcl's graph executor)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading and writing the library's files (network files, program-cache entries) safely: reads take only
 // regular files, never block on a FIFO and never read more than a limit; writes never follow a link planted
 // at a predictable temporary name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host side of the packed activation layout (xnorcl/packed.hpp): threshold rules, batch-norm folding, packing
 // and unpacking, and the float scale-and-bias reference. Computed exactly as the kernels compute.
 #include "xnorcl/packed.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bounds-checked little-endian reading of a file format held in memory (the network file). Every read and
 // every count is checked against the bytes that are left before anything is allocated for it, so a malformed
 // file costs at most a small multiple of its own size, whatever sizes it claims.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph validation (names, definitions, cycles, each op's shape inference) and the host reference graph.
 #include "xnorcl/graph.hpp"
 

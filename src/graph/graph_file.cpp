@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The graph file format (.xnn version 2, docs/graph_format.md): serialize_graph, parse_graph, save_graph,
 // load_graph. Every count is checked against the bytes left before anything is allocated, so a malformed
 // file costs at most a small multiple of its own size.

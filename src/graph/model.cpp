@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Model: a validated graph planned onto a device. Three steps, each its own function: fuse (a node absorbs
 // the single consumer of its output where its op can compute both in one step), plan the steps (each op
 // builds its kernels), and assign buffers (tensors whose lifetimes do not overlap share a buffer, largest

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bi-Real Net-18 and a binary ResNet-18 as graphs (xnorcl/models.hpp): a small builder that names every
 // node after its place in the network, then a calibration pass on the host reference that sets every
 // sign's per-channel thresholds to the median of the values it sees.

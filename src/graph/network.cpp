@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Network: the layers of a NetworkSpec on one queue, chained by events, with device buffers between them; the
 // host reference network; the paper's vehicle classifier with calibrated thresholds.
 #include "xnorcl/network.hpp"

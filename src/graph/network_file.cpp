@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The network file format of docs/weights_format.md: save_network and load_network.
 #include <cstring>
 #include <limits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The validated form of a Graph that the reference and the executor share.
 #pragma once
 

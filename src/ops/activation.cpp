@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Relu, Clamp and PRelu (OpenVINO Relu-1, Clamp-1, PRelu-1) on Float32 tensors: one work-item per element
 // (activation.cl), bit for bit the reference (comparisons and at most one multiply).
 //   Relu: x > 0 ? x : 0 (so -0 and NaN give +0, as OpenVINO's reference).

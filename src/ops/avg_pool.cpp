@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AvgPool (OpenVINO AvgPool-1) on Float32 [N, C, H, W]: the window attributes of MaxPool (pool_attributes,
 // validate_pool for the geometry) plus exclude-pad. The divisor is OpenVINO's reference's:
 //   exclude-pad true, or no padding at all (every pad 0 after auto_pad): the window's in-bounds taps only,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BinaryFullyConnected: launcher of cl_kernels/binary_fc.cl (the weights reordered once into the packed
 // input's word layout) and its host reference.
 #include <algorithm>

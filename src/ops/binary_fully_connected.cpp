@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BinaryFullyConnected: packed bits [N, C, H, W] (or [N, C]) times binary weights, a u1 constant [O, C*H*W]
 // or [O, C, H, W] in NCHW flatten order, giving f32 [N, O] = 2P - K (xnorcl's own op: OpenVINO spells it
 // as a MatMul of binarized operands). A FakeQuantize that alone reads its output becomes the layer's output

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Max-pooling: OpenVINO MaxPool-1 shape rules, host references, and the launchers of
 // cl_kernels/binary_maxpool.cl (binary_maxpool on packed bits, maxpool_f32 on floats).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Concat (OpenVINO Concat-1): one or more inputs, equal in every axis but `axis` (negative counts from the
 // end), joined along it. Float32 inputs (activations or constants) of any rank up to 4; Bits activations
 // along the channel axis (1) when every input but the last has a multiple of 32 channels, so that each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Convolution (OpenVINO Convolution-1) on f32 NCHW with constant f32 weights [O, C, KH, KW], run as a direct
 // convolution (cl_kernels/convolution.cl). A following per-channel Multiply (a folded batch-norm's scale),
 // Add (its shift, or a bias) and Relu, each by a constant, run in the kernel's epilogue.

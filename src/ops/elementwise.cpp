@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Add, Subtract and Multiply (OpenVINO Add-1, Subtract-1, Multiply-1) on Float32 tensors with numpy
 // broadcasting (auto_broadcast "numpy", the default; "none" is accepted when both shapes are equal, "pdpd" is
 // refused). Either operand may be an activation or a Float32 constant, so the residual Add of two [N, C, H,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeQuantize with levels 2: binarization to packed bits. The bit of x is OpenVINO's FakeQuantize value
 // q(x) > 0, the sign a binary op reads ({0, 1} and {-1, +1} outputs alike). Per channel, the bit is a
 // monotone function of x, so it becomes one Threshold rule found by bisection over the float order (bit

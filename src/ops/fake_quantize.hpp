@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What other ops need of FakeQuantize: its per-channel threshold rules (BinaryConvolution fuses a
 // FakeQuantize that follows it into its packed output).
 #pragma once

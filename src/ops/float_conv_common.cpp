@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ops/float_conv_common.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the float convolution family (Convolution, GroupConvolution, MatMul) shares: OpenVINO's convolution
 // attributes and geometry, the epilogue that absorbs a following per-channel Multiply, Add and Relu, and the
 // device step that runs one of their kernels.

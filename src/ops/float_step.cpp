@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ops/float_step.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the float graph ops (elementwise, activation, avg_pool, reduce_mean, softmax, concat, reshape) share:
 // a DeviceStep made of one or more launches of a layer program with the program's fixed local size, device
 // time per launch when the runtime profiles, and numpy-style shape helpers for their validation.

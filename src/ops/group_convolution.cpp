@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GroupConvolution (OpenVINO GroupConvolution-1) on f32 NCHW with constant f32 weights [G, O/G, C/G, KH, KW].
 // Depthwise (one input and one output channel per group: MobileNet-style and QuickNet's blocks) runs its own
 // kernel (cl_kernels/group_convolution.cl); other groupings run Convolution's kernel group by group. The same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the network layers (threshold_pack, binary_maxpool, binary_fc, network): shape checks,
 // order keys, the enqueue checks and the one-dimensional launch with the program's fixed local size.
 #pragma once

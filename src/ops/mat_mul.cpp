@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MatMul (OpenVINO MatMul-0) of a 2-D f32 activation [N, K] by constant f32 weights [K, M] ([M, K] with
 // transpose_b): the classifier. transpose_a is refused (activations are never stored transposed here). A
 // following per-column Multiply, Add and Relu by constants ([M], [1, M] or one value) run in the kernel's

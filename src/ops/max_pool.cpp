@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MaxPool (OpenVINO MaxPool-1) as a graph op, on packed bits (the OR of each window: BinaryMaxPool) or on
 // f32 (MaxPool). The same attributes drive BinaryConvolution's fused max-pool.
 #include "ops/op.hpp"

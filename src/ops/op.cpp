@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NodeView's attribute and input checks, shared by every op unit so that their messages read alike.
 #include "ops/op.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The interface between the graph and its operations. Each op is one unit in src/ops/ (its kernel file of the
 // same name in cl_kernels/): shape inference and validation, the host reference, and a plan that builds its
 // device launcher. The graph executor knows ops only through this interface and the registry (registry.cpp).

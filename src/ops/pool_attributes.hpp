@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenVINO's window attributes as graph ops spell them (kernel, strides, pads_begin, pads_end, auto_pad,
 // rounding_type), shared by MaxPool, AvgPool and the ops that fuse a MaxPool.
 #pragma once

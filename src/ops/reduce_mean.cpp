@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ReduceMean (OpenVINO ReduceMean-1) on Float32 tensors. The axes are the second input, a Float32 constant
 // (1-D) holding integer values (OpenVINO's i64 constant; graph constants are Float32 or bits),
 // negative ones counting from the end; keep_dims ("true"/"false" or 1/0, default false). xnorcl reduces a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every op the graph knows, by name. One line per op unit: each defines `const Op& <name>_op()` in its
 // own file of src/ops/ (an explicit list, because self-registering statics vanish from static libraries).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reshape (OpenVINO Reshape-1) of a Float32 activation: the target shape is the second input, a Float32
 // constant (1-D) holding integer values, or, with a single input, the attribute `shape`. As in
 // OpenVINO: -1 (at most once) takes what the other axes leave; 0 copies the input's size of that axis when

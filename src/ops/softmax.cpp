@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Softmax (OpenVINO Softmax-1) on Float32 tensors of 1 to 4 axes along `axis` (default 1, negative counts
 // from the end): out = exp(x - max) / sum(exp(x - max)) per line along the axis. One work-group per line
 // (softmax.cl): the maximum, then the sum of exponentials (compensated float sums added in a fixed tree),

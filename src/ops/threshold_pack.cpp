@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ThresholdPack, Unpack and ScaleBias: launchers of cl_kernels/threshold_pack.cl.
 #include <string>
 

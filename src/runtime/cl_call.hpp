@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Turns OpenCL-CLHPP's cl::Error into xnorcl::OpenCLError at the library's boundary.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device quirks, kernel configurations and the variant rule: the one place that knows about architectures.
 #pragma once
 

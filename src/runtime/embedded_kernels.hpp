@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cl_kernels/*.cl sources, compiled into the library by cmake/embed_kernels.cmake.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every enqueue() of the library (BinaryConvolution, the layers, Network) requires of the caller's
 // buffers and wait list, checked before anything is enqueued: a bad argument is an InvalidArgument naming it
 // and its values, never a driver error halfway through the launches (by then some kernels would have run) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one strict parser of the library's settings (XNORCL_* environment variables and the matching
 // RuntimeOptions fields). A setting that is present is used exactly as written or refused: an empty value,
 // surrounding blanks, a sign, trailing characters or a number out of range is an InvalidArgument naming the

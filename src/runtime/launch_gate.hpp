@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keeps kernel launches and deferred program-binary stores apart. On PoCL, serialising a program's binary
 // (clGetProgramInfo(CL_PROGRAM_BINARIES)) while kernels of that program are being launched or are still in
 // flight corrupts the driver's reference counts of compiled kernels and aborts the process

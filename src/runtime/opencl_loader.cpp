@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The OpenCL entry points of a build that loads libOpenCL.so at run time (CMake option XNORCL_DLOPEN_OPENCL;
 // see opencl_loader.hpp). Compiled only with that option.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loading libOpenCL.so at run time (CMake option XNORCL_DLOPEN_OPENCL, for Android).
 //
 // With the option on, src/runtime/opencl_loader.cpp defines every OpenCL 1.0-1.2 core function (cl.h and cl_gl.h), a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // On-disk cache of compiled program binaries, keyed by everything that could change the binary.
 #pragma once
 

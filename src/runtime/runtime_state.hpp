@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a Runtime and its copies share.
 #pragma once
 

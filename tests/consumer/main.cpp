@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Uses the installed package: the umbrella header, a device run and the host reference must agree.
 #include <xnorcl/xnorcl.hpp>
 

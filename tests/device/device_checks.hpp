@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks shared by the device tests: run a case on a forced variant, prove the kernels ran, compare bitwise.
 #pragma once
 

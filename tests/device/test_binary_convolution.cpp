@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BinaryConvolution on the device against the published OpenVINO cases and against the host reference.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BinaryConvolution's output choices (Float, ScaleBias, Packed through the GEMM's epilogue) and packed input
 // on the device against host references built from reference_binary_convolution and the
 // packed.hpp helpers (reference_scale_bias, pack_activations, unpack_activations), bitwise.

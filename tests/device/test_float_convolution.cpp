@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The float convolution family on the device against the host reference (double, one rounding), on both
 // variants: many random shapes and attributes, the fused Multiply / Add / Relu epilogue, and whole graphs
 // with those nodes (tagged [needs-elementwise]: Multiply, Add and Relu are registered by their own units).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graphs on the device against the host reference graph, on both variants: binary chains with the
 // conv -> FakeQuantize -> MaxPool fusion, every tensor the device computed compared.
 #include <catch2/catch.hpp>

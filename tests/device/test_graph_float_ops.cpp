@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The float graph ops on the device against the host reference graph, on both variants, over randomized
 // shapes (odd channel counts, batch > 1): every tensor the device computed is compared, bitwise for the exact
 // ops (elementwise arithmetic, Relu, Clamp, PRelu, Concat, Reshape), within 1e-5 (max-norm relative) for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bi-Real Net-18 and the binary ResNet-18 (reduced: 32x32 inputs, channels / 8, batch 2) on both variants.
 // Each step is checked against the host reference computed from the device's own inputs of that step
 // (bits bitwise, floats within 1e-5 of the max-norm), so a rounding difference upstream never hides or fakes

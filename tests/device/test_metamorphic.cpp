@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Metamorphic relations on the device: each compares device runs with device runs.
 #include <catch2/catch.hpp>
 

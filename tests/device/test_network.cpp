@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole networks on the device against the host reference network, layer by layer and bitwise, on both
 // variants: a small network with every layer kind, and the paper's vehicle classifier.
 #include <catch2/catch.hpp>

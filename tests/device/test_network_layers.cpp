@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The network layers' kernels against their host references on randomized shapes, on both variants.
 #include <catch2/catch.hpp>
 

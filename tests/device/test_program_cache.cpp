@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The program-binary cache: hits after a first build, and damaged entries ignored and rebuilt.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime::create: device selection, the variant rule, options against the environment, apps' own OpenCL
 // objects, and the shared-handle promise of include/xnorcl/runtime.hpp (its thread-safety promise is
 // tested in test_threads.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The thread-safety promise of xnorcl/runtime.hpp: one Runtime shared by many threads, each BinaryConvolution used
 // by one thread at a time.
 #include <catch2/catch.hpp>

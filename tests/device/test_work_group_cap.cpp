@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RuntimeOptions::max_work_group_size caps every launch; forced small chunks give bitwise equal results.
 #include <catch2/catch.hpp>
 

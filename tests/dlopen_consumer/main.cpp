@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An app using both xnorcl and OpenCL-CLHPP of its own, against an xnorcl built with XNORCL_DLOPEN_OPENCL and
 // linked with no libOpenCL: every cl* call, the app's inline CLHPP ones included, goes through xnorcl's
 // loader (.ci/android_loader.sh runs it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The OpenCL entry points this executable defines itself (see cl_intercept.hpp). Each forwards to the next
 // definition, the ICD loader's, found with dlsym(RTLD_NEXT); armed, it first bends one argument so that the
 // driver refuses the call with its own error.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Watches and corrupts the OpenCL calls of this test executable, with no hook inside the library.
 //
 // cl_intercept.cpp defines clCreateBuffer, clEnqueueNDRangeKernel and friends in the executable itself: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the reliability tests: small layers to prove that things still work after an error, sentinels to
 // prove that nothing was written, and the interceptor's view of what the library allocated and enqueued.
 #pragma once

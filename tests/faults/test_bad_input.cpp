@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad arguments beyond shapes: each is refused with an InvalidArgument naming the problem and its values,
 // before anything is allocated or enqueued, and the caller's output (host or device) keeps its sentinel.
 // Correct calls write exactly their output: guard bytes around it keep theirs.

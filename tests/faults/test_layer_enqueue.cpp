@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every enqueue of the library, not only BinaryConvolution's, refuses the buffers and wait lists it cannot
 // use before anything is enqueued: one buffer as input and output, a CL_MEM_READ_ONLY output, an input of
 // another OpenCL context and a null event. The output keeps its sentinel.

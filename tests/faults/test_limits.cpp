@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Limits: layers whose sizes overflow, or that no split keeps under CL_DEVICE_MAX_MEM_ALLOC_SIZE, are
 // refused with an xnorcl::Error before any device allocation; attributes near INT_MAX on tiny tensors give
 // the reference's answer.

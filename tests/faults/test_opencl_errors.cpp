@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenCL failures, provoked for real (the driver refuses a call the interceptor bent), become OpenCLError
 // naming the call and the symbolic code; the caller's output is untouched, nothing leaks, and the runtime,
 // the failed object and every other object keep giving the reference's answer.

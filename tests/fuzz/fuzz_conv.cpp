@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small end-to-end convolution with arbitrary shapes and attributes: the device agrees with the reference
 // bit for bit, in both variants, or the layer is refused before any device work.
 #include <fuzzer/FuzzedDataProvider.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Filter parsing with arbitrary bytes and shapes: refused cleanly, or every bit read back as packed.
 #include <fuzzer/FuzzedDataProvider.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The graph file loader (.xnn version 2) with arbitrary bytes: refused with InvalidArgument, or parsed into
 // a graph that serialises back to the same bytes; a parsed graph is then validated (its shape inference sees
 // hostile attributes and dims), which returns or throws InvalidArgument. Run with a malloc limit

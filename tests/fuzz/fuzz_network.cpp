@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The network file loader with arbitrary bytes: refused with InvalidArgument, or parsed into a spec that
 // serialises back to a file of the same size which parses to the same spec. Run with a malloc limit
 // (.ci/fuzz.sh): a file may not make the loader allocate more than a small multiple of its own size.

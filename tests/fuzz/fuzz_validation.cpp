@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attribute and shape validation never crashes: it returns a consistent geometry or throws InvalidArgument.
 #include <fuzzer/FuzzedDataProvider.h>
 

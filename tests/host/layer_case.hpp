@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random small layers for the host tests of BinaryConvolution's construction steps: the geometry validate()
 // resolves, the LayerDims the kernels take (in the layout choose_packing picks), and a random filter.
 #pragma once

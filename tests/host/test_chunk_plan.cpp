@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chunk plan of random small layers under random memory limits: the chunks cover every output position
 // exactly once, each chunk's patch matrix and binarized input fit the limits, the input rows a chunk
 // binarizes hold every row its taps read, and the refusals name the numbers.

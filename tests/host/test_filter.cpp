@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Filter::from_packed and Filter::from_values: both bit orders on hand-made bytes, what is ignored, and the
 // refusals with their numbers.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // filter_image: the packed filter of random layers in every K layout against the Filter's bits, read back
 // word by word and bit by bit through the layout's definition (which patch bit each filter bit meets), tail
 // bits and padded rows zero; and the refusal of a filter beyond the allocation limit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The float convolution family's host side: references against hand-computed cases (padding, dilation,
 // auto_pad, groups, depthwise, matrix products), refusals naming the node, op and values, and which
 // following nodes the epilogue absorbs.

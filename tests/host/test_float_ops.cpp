@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The float graph ops' host references on small cases worked out by hand (broadcasting, AvgPool's divisor
 // with padding and ceil rounding, Softmax, ReduceMean, Concat, Reshape) and their refusals, each message
 // naming the node, its op and the values. No device needed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graphs on the host: validation and its refusals, FakeQuantize's threshold rules against OpenVINO's float
 // formula (ties included), and the .xnn version 2 file (round trip, every truncation and corruption refused
 // with an offset).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // layer_dims: a validated geometry in the kernels' int arguments, the K layout picked for the word size, and
 // the refusal of a dimension beyond 32-bit indices; fused_pool: the resolved window and pooled shape.
 #include <catch2/catch.hpp>

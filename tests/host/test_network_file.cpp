@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading and writing network files. What a malformed file may cost: parse_network allocates at most a small
 // multiple of the file's own size, whatever counts the file claims (measured by counting the bytes operator
 // new hands out while a parse runs on this thread). What load_network and save_network do with paths that are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The output rules: each threshold rule's interval of order keys against threshold_bit on special and random
 // floats (as the kernels key them: NaN is 0), its interval of integer results against threshold_bit of every
 // float(G) for G in [-K, K], the padded rule tables of xnor_gemm_bits, scale-and-bias, and the input keys.

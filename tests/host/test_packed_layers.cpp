@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host side of the network layers: the packed layout, threshold rules and batch-norm folding, pooling shapes,
 // and the references of max-pool and the fully-connected layer against independent formulations.
 #include <catch2/catch.hpp>

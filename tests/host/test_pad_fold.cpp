@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pad fold of random small layers: whether it applies (pad_value other than +-1 and pad taps, as
 // validate() sees them), and each S table entry against a direct count, for every output position, of the
 // real filter values over the taps that fall outside the input, looked up through the kernel's class of the

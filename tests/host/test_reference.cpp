@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host reference against OpenVINO's published cases and against a naive real-valued convolution.
 #include <catch2/catch.hpp>
 

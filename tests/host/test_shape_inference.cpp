@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BinaryConvolution::validate: OpenVINO's shape cases, hand-derived strided and dilated cases, and one test
 // per refusal of the shape rules. Expected values are worked out by hand in the comments.
 #include <catch2/catch.hpp>

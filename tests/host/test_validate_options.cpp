@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // validate_options: each refusal of BinaryConvolution::Options, with the message that names the values, and
 // the options it accepts.
 #include <catch2/catch.hpp>

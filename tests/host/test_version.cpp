@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The generated version header agrees with the library it is linked to.
 #include <catch2/catch.hpp>
 #include <string>

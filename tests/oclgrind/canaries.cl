@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Negative controls for the Oclgrind runner: each kernel has exactly the defect its name says, so the tests
 // that run them prove Oclgrind's checks are live (their CTest tests pass only when Oclgrind reports it).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs the graph ops' kernels under the Oclgrind simulator, on both variants:
 //
 //   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_graph

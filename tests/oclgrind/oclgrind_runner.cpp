@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs xnorcl's kernels (and the canary kernels) under the Oclgrind simulator:
 //
 //   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner cases FIRST COUNT

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures of the Python tests: one Runtime per forced variant (programs build once per process).
 
 A missing OpenCL platform fails a device test; only a job that declares XNORCL_EXPECT_NO_DEVICE=1 skips them,

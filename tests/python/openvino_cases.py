@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """OpenVINO's published BinaryConvolution reference cases (template plugin tests,
 src/plugins/template/tests/functional/op_reference/binary_convolution.cpp), mapped to xnorcl: OpenVINO's
 reference pad_value p is the real pad value 2p - 1 here. The same data as tests/openvino_cases.hpp.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """xnorcl.convert and xnorcl-convert: the registry of formats by suffix; a format whose converter is not in
 this version (TFLite) is refused with the list of formats, an unknown suffix with the known ones. The OpenVINO
 converter itself is tested in test_openvino_convert.py."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Graph files (.xnn version 2) through xnorcl.load: reduced Bi-Real Net-18 and binary ResNet-18 built in
 code, run on both variants against the host reference graph; the plan shows the fused steps; inputs and
 outputs go by name; wrong inputs are refused."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A network file run through xnorcl.load: the paper's vehicle classifier, bitwise against the host
 reference network, through both call forms; and a malformed file refused."""
 

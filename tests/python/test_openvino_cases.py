@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """OpenVINO's published cases on both variants, both packed word sizes, both bit orders, packed and unpacked
 filters, float32 and uint8 input: the exact published values, bitwise, and the host reference agrees."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """OpenVINO IR conformance: IRs built here with OpenVINO's Python API (opset ops, ov.save_model), run through
 OpenVINO's CPU plugin and, converted by xnorcl.convert, through xnorcl on the device.
 

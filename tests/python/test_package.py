@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The package itself: its version, the names of the API contract, the type stubs and py.typed."""
 
 import ast

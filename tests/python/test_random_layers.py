@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Random layers on both variants, bitwise against the host reference: every attribute, packed and unpacked
 filters in both bit orders, float32 and uint8 input, and the output choices (scale and bias, packed bits,
 max-pooled bits) and packed input."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """README.md's Python quick start, extracted and run as it is written, so it cannot drift from the API."""
 
 import pathlib

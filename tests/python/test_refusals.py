@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every refusal class: arrays of the wrong dtype, shape or layout, bad attributes and filters, bad devices,
 and the translation of every C++ error type (same class, same message)."""
 

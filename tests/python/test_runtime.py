@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """xnorcl.Runtime: the device and variant it reports, its program cache directory, the device listing."""
 
 import gc

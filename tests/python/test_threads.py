@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Threads: each thread runs its own layer, all at once, and every result is bitwise the reference; one layer
 shared by several threads takes turns and stays right. The GIL is released while the device works, so this
 is real concurrency on the device's queue."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Expected to fail: proves AddressSanitizer is live in the sanitizer job (CTest WILL_FAIL).
 #include <cstdio>
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Expected to fail: proves ThreadSanitizer is live in the thread job (CTest WILL_FAIL).
 #include <cstdio>
 #include <thread>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Soak: a long mix of random small layers on both variants must not grow the process's memory.
 //
 // After a warm-up (PoCL compiles work-group functions, allocators reach their steady state), every further

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl-bench: the types its parts share.
 #pragma once
 

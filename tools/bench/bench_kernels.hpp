@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tools/bench/kernels/*.cl sources, compiled into xnorcl-bench by cmake/embed_kernels.cmake.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `xnorcl-bench devices`: every OpenCL device with the facts that drive xnorcl's variant choice.
 #include <cstdio>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bench's float32 baseline: CLBlast's own Im2col + Gemm on xnorcl's context and queue, and the
 // host convolution that checks it. Without CLBlast (XNORCL_BENCH_HAVE_CLBLAST unset) the baseline reports
 // itself unavailable; nothing is estimated in its place.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl-bench network --model bireal18|resnet18|FILE.xnn: a whole graph on the device (xnorcl::Model),
 // checked against the host reference graph, then timed: per step (fused nodes shown as one step), the whole
 // network's device and wall time, beside the perfect float32 network at the measured FMA peak and the share

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A minimal streaming JSON writer: enough for the bench report, no dependency.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The layers the bench measures: the default set and the --layer syntax for any other.
 #include <algorithm>
 #include <cctype>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl-bench: the device benchmarking CLI. This file parses the command line and dispatches; each
 // subcommand lives in its own file.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `xnorcl-bench network`: the paper's vehicle classifier as xnorcl::Network, checked bitwise against the host
 // reference network, then timed beside its float32 equivalent (FloatNetwork) on the same queue. Order: build
 // both; check each once with the very objects and buffers that are then timed; warm up; time `reps` rounds,

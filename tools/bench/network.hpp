@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // xnorcl-bench network: the vehicle classifier (binary, xnorcl::Network) beside a float32 network of the same
 // layer sequence and shapes (CLBlast and two small kernels) on the same device and queue.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The float32 network of `xnorcl-bench network` (see FloatNetwork in network.hpp): CLBlast Im2col + Gemm for
 // the convolutions, Gemv for the fully-connected layers, kernels/network_float.cl for batch-norm + sign and
 // max-pool, all on the runtime's queue. Without CLBlast it reports itself unavailable.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The output of `xnorcl-bench network`: the per-layer table (the paper's Table 2 analog), the whole-network
 // times beside the paper's Table 1, the network targets, JSON (schema 1) and CSV. Every derived
 // figure comes from the functions at the top, so the table, the files and the targets agree.

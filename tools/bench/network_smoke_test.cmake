@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The network bench smoke test: `xnorcl-bench network --quick` must exit 0 (both networks checked, neither
 # wrong) and write JSON that parses, with both sides ok and a row per layer part.
 file(REMOVE "${JSON}")

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The oneDNN float32 convolution of a layer on the host CPU (the stretch target: what a CPU user would
 // otherwise pick). oneDNN chooses its own memory layouts (format_tag::any, e.g. nChw16c with AVX-512): the
 // inputs are reordered once, outside the timed region, so the timing is the convolution primitive alone.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `xnorcl-bench peak`: the device's xor-popcount and FMA peak rates. The layer figures
 // (% of peak, time of a perfect float convolution) are measured against these.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bench's output: a table per layer, a summary with the targets, JSON (schema 1) and CSV.
 // Every derived figure comes from the functions at the top, so the table, the files and the targets agree.
 #include <cmath>

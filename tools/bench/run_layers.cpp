@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `xnorcl-bench layers`: every layer checked, then timed, binary and float interleaved.
 //
 // Order per layer: build every BinaryConvolution (one per pad_value) and the CLBlast baseline; check each

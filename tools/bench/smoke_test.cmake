@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The bench smoke test: a small layer with --quick must exit 0 and write JSON that parses.
 file(REMOVE "${JSON}")
 execute_process(COMMAND "${BENCH}" layers --quick --layer 1x32x12x12:32x3x3:s1:p1 --json "${JSON}"

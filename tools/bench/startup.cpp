@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `xnorcl-bench startup`: process start to the first correct output of the example layer, each in a
 // fresh process, with PoCL's own kernel cache off so only xnorcl's program-binary cache differs:
 // cold = empty cache directory, warm = the directory a previous process filled.

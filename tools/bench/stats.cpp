@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Min, quartiles, median and max of timing samples. Targets use medians: robust to the odd preempted
 // repetition on a shared machine.
 #include <algorithm>

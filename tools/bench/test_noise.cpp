@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bench's noise verdict on synthetic figures (no device, no timing).
 #include <catch2/catch.hpp>
 

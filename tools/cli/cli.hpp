@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every xnorcl command-line tool shares: strict number parsing, output paths checked before the work,
 // the --version line and the message of a first start that compiles the kernels.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every tool: --help and --version exit 0; a bad number, an unknown option and an unwritable output path exit 2
 # with a message that names them, before any device work. BENCH, CLASSIFY, DEMO: the programs; WORK: a folder.
 function(expect rc_wanted pattern)

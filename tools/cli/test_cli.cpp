@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tools' shared command-line parsing: whole-text numbers in range, named in the message.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Model converters: a model from the format it was trained or exported in becomes an .xnn file.
 
 Conversion happens offline, on a desktop; a device only loads .xnn files. Each format is read by its own

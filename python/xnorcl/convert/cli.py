@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """xnorcl-convert MODEL -o OUT.xnn: the console script of xnorcl.convert."""
 
 from __future__ import annotations

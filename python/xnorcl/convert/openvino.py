@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """OpenVINO IR (.xml and its .bin) -> .xnn version 2 (docs/openvino.md).
 
 The IR is read by OpenVINO's own reader (`openvino.Core().read_model`); nodes are mapped one by one in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The .xnn version 2 writer (docs/graph_format.md), for the converters.
 
 Written in Python rather than bound from C++ `save_graph` so that a converter builds its graph as plain

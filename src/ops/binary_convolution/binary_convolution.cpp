@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BinaryConvolution: validate -> pads -> pack the filter into the device layout -> plan -> enqueue the
 // launchers (im2col_pack, xnor_gemm; where a pad_value other than +-1 meets pad taps, the GEMM folds it into
 // its border stores). The output choice (Options::output) is the GEMM's epilogue (xnor_gemm_fused,

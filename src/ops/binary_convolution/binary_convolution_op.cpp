@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BinaryConvolution as a graph op: OpenVINO's BinaryConvolution-1 over an f32 or packed-bits input and a
 // u1 filter constant, run by the BinaryConvolution class. The nodes that alone read its output (a folded
 // batch-norm, a residual Add, a FakeQuantize and a MaxPool of its bits; fusion_token below) run in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chunk plan of a layer: the patch matrix of a whole batch easily outgrows CL_DEVICE_MAX_MEM_ALLOC_SIZE
 // (and a mobile GPU's memory), so the packing and the GEMM run chunk by chunk (whole batches where an image
 // fits, else ranges of output rows) on one patch buffer sized for the largest chunk.

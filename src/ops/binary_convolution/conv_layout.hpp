@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device layouts shared by the packing kernel and the GEMM (see the header comments
 // of cl_kernels/im2col_pack.cl and cl_kernels/xnor_gemm.cl), and the pieces a layer is split into.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Filters are kept as MSB-first packed bits whatever the caller's format, so that everything downstream
 // (reference, device packing) reads one layout.
 #include "xnorcl/filter.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The filter in the device layout: the GEMM xnors filter words against patch words, so the filter must be
 // packed in the very K order the packing kernels give the layer's patches (see cl_kernels/im2col_pack.cl),
 // once, at construction.

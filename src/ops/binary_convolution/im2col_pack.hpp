@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launches cl_kernels/im2col_pack.cl: binarizes the input and writes the packed k-major patch matrix, in the
 // layer's layout (dense from bit rows: row_pack_* then im2col_pack_rows; dense bit by bit (dilation_x > 1):
 // one launch of im2col_pack_*; channel-packed: channel_pack_* then im2col_pack_words; a packed input,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What BinaryConvolution::plan() reports: the layout, tiles, output choice and chunking a layer was built
 // with, and the launches of its first chunk, so that users and tests can see which kernels run without
 // running them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ops/binary_convolution/layer_buffers.hpp"
 
 #include "runtime/cl_call.hpp"

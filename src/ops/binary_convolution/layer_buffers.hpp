@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A layer's device memory, allocated once at construction (never per run): the tables computed on the host
 // (filter, input keys, pad fold, output rules) uploaded, and the scratch buffers every chunk reuses, sized
 // for the largest chunk. Kept in one place so that Plan::scratch_bytes counts exactly what is allocated.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A validated layer in the int arguments the kernels take: the geometry is int64 (shape inference must not
 // overflow on any input), the kernels index with 32-bit ints, so each dimension is converted once here, with
 // a refusal that names the one that does not fit.

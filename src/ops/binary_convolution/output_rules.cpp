@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ops/binary_convolution/output_rules.hpp"
 
 #include "ops/binary_convolution/conv_layout.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The output choice (Options::output) is applied in the GEMM's epilogue, not by a later pass: this picks the
 // GEMM kernel that writes it and turns its rules into the tables the kernels test, so that the kernels need
 // no float comparisons and no branches per rule (cl_kernels/xnor_gemm.cl, fused_rule_bit and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ops/binary_convolution/pad_fold.hpp"
 
 #include <algorithm>

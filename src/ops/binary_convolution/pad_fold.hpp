@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pad_value of a layer: the packing writes one bit per pad tap, which can stand for +1 or -1 only. Any
 // other value v is folded into the GEMM's stores instead: pad taps pack as bit 0 (-1), and at every border
 // position the GEMM writes fma(v, S, G + S), S being the sum of the real filter values over the position's

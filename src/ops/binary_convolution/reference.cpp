@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host reference. It counts exactly what the kernels count (P, B and S as integers) and rounds once,
 // so device and host agree bit for bit; it is written for clarity first and vectorizable inner loops second.
 #include "xnorcl/reference.hpp"

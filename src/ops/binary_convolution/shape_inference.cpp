@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape inference and validation of BinaryConvolution-1, with OpenVINO's formulas and, where
 // OpenVINO has one, its message.
 #include "ops/binary_convolution/shape_inference.hpp"

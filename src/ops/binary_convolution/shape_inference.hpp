@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validation helpers shared by shape inference, filters, the reference and the device path.
 //
 // BinaryConvolution::validate() is the single place where a layer is accepted or refused; these helpers are

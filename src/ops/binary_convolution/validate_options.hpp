@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BinaryConvolution::Options checked against the attributes and the layer's C_OUT before any device work, so
 // that bad options are refused with their values and the caller's output is never touched.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launches cl_kernels/xnor_gemm.cl: the xnor-popcount GEMM of packed filters and patches, written as float
 // NCHW, with the pad fold (pad_value other than +-1 where pad taps exist) in its border stores, and its
 // output epilogues (scale-and-bias, packed words).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The float32 network of `xnorcl-bench network`: the layers CLBlast has no routine for. Built without any
 // fast-math option, so fma() and the comparisons are exact IEEE operations (the host checks them bitwise).
 

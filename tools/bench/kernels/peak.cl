@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Peak-rate kernels of `xnorcl-bench peak`: one kernel per word type, xor_<type> and
 // fma_<type>. The 64-bit integer kernels are built only with -DPEAK_ULONG, in a program of their own, so a
 // device without 64-bit integers still measures the others.
