@@ -3,7 +3,8 @@
 """Chart an `xnorcl-bench layers --json FILE` run: per layer, the binary convolution's time beside every
 float32 baseline the run measured (CLBlast on the device, oneDNN on a CPU device's host) and a perfect float32
 convolution at the measured FMA peak (medians, log scale). A `xnorcl-bench network --json FILE` run gets a
-bar pair per layer of the network (float32, binary) instead.
+bar pair per layer of the network (float32, binary) instead, and a `network --model M` run (a graph) a bar
+per step (fused nodes are one step), binary and float steps told apart.
 
 usage: tools/plot_bench.py bench.json [-o bench.png]
 Needs matplotlib (Debian: python3-matplotlib); renders without a display (Agg). Run by a python3 without
@@ -46,7 +47,7 @@ def load_run(path):
         sys.exit(f"plot_bench.py: cannot read {path}: {e.strerror}")
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         sys.exit(f"plot_bench.py: {path} is not JSON ({e}); give the file written by xnorcl-bench ... --json")
-    if not isinstance(run, dict) or run.get("schema") != 1 or "layers" not in run:
+    if not isinstance(run, dict) or run.get("schema") != 1 or ("layers" not in run and "steps" not in run):
         found = run.get("schema") if isinstance(run, dict) else type(run).__name__
         sys.exit(f"plot_bench.py: {path} is not an xnorcl-bench schema 1 file (schema {found!r})")
     return run
@@ -104,6 +105,32 @@ def plot_network(plt, run, output):
     fig.savefig(output, dpi=120)
 
 
+def plot_graph(plt, run, output):
+    """Per step of a graph run: median device time (ms, log scale), binary steps and float steps apart."""
+    steps = run["steps"]
+    names = [s["step"] if len(s["step"]) <= 40 else s["step"][:37] + "..." for s in steps]
+    times = [s["device_median_ms"] if s["device_median_ms"] > 0 else float("nan") for s in steps]
+    colors = ["tab:blue" if s["binary"] else "tab:orange" for s in steps]
+    fig, ax = plt.subplots(figsize=(8, max(5, 0.22 * len(steps))))
+    ax.barh(range(len(steps)), times, color=colors)
+    ax.set_yticks(range(len(steps)))
+    ax.set_yticklabels(names, fontsize=6)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("device time per step, ms (median, log scale)")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in ("tab:blue", "tab:orange")]
+    ax.legend(handles, ["binary step", "float step"], fontsize=8)
+    ax.set_title(
+        f"{run['model']}, batch {run['batch']}: xnorcl {run['library_version']} on {run['device']}, variant "
+        f"{run['variant']}\ndevice {run['device_median_ms']:.2f} ms, wall {run['wall_median_ms']:.2f} ms; perfect "
+        f"float32 {run['perfect_float32_ms']:.2f} ms (ratio {run['device_over_perfect_float32']:.2f})",
+        fontsize=8,
+    )
+    ax.grid(axis="x", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(output, dpi=120)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json", help="the file written by xnorcl-bench layers --json")
@@ -113,6 +140,10 @@ def main():
     run = load_run(args.json)
     output = args.output or (args.json[:-5] if args.json.endswith(".json") else args.json) + ".png"
     plt = import_pyplot()
+    if "steps" in run:
+        plot_graph(plt, run, output)
+        print(output)
+        return
     if run.get("tool") == "xnorcl-bench network":
         plot_network(plt, run, output)
         print(output)

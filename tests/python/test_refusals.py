@@ -140,7 +140,7 @@ def test_bad_runtime_arguments():
 
 def test_environment_fallbacks(monkeypatch):
     monkeypatch.setenv("XNORCL_VARIANT", "sideways")
-    with pytest.raises(xnorcl.Error, match="XNORCL_VARIANT = 'sideways' is not a variant"):
+    with pytest.raises(xnorcl.Error, match="XNORCL_VARIANT = 'sideways' is not valid; it takes one of auto, local, global"):
         xnorcl.Runtime()
     # An argument the caller gives wins over the environment.
     assert xnorcl.Runtime(variant="global").variant == "global"
