@@ -181,9 +181,6 @@ int run_graph_network(const Options& o) {
               info.library_version.c_str(), info.device.c_str(), info.driver.c_str(), info.variant.c_str(),
               rt.variant_reason().c_str());
   if (o.quick || o.reps < 20) std::printf("note: %d repetitions (fewer than 20): not a target run\n", o.reps);
-  if (o.quiet_check) wait_for_quiet(rt);
-  std::fprintf(stderr, "measuring the peak rates\n");
-  info.peak = measure_peak(rt, o.quick, true);
 
   std::fprintf(stderr, "building %s (batch %d; calibrating its thresholds on the host)\n", o.model.c_str(),
                o.batch);
@@ -193,6 +190,10 @@ int run_graph_network(const Options& o) {
   t0 = Clock::now();
   xnorcl::Model model(rt, g);
   std::printf("plan (%.2f s to build):\n%s", seconds_since(t0), model.plan().to_string().c_str());
+
+  if (o.quiet_check) wait_for_quiet(rt);
+  std::fprintf(stderr, "measuring the peak rates\n");
+  info.peak = measure_peak(rt, o.quick, true);
 
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> pixel(-1.0f, 1.0f);

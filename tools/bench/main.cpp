@@ -86,8 +86,9 @@ Options parse(int argc, char** argv) {
     std::string arg = argv[i], value;
     const bool flag =
         arg == "--quick" || arg == "--quiet-check" || arg == "-h" || arg == "--help" || arg == "--version";
-    static const char* const kValueOptions[] = {"--device",    "--variant", "--layer", "--warmup", "--reps",
-                                                "--pad-value", "--json",    "--csv",   "--batch",  "--runs"};
+    static const char* const kValueOptions[] = {"--device", "--variant",   "--layer", "--warmup",
+                                                "--reps",   "--pad-value", "--json",  "--csv",
+                                                "--batch",  "--runs",      "--model"};
     const std::string name = arg.substr(0, arg.find('='));
     if (!flag && std::none_of(std::begin(kValueOptions), std::end(kValueOptions),
                               [&](const char* known) { return name == known; })) {
