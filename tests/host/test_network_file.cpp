@@ -24,11 +24,23 @@ using namespace xnorcl;
 
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define XNORCL_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define XNORCL_SANITIZED 1
+#endif
+#endif
+#ifndef XNORCL_SANITIZED
+#define XNORCL_SANITIZED 0
+#endif
+constexpr bool kCountsAllocations = !XNORCL_SANITIZED;
+
 thread_local bool counting = false;
 thread_local std::size_t counted_bytes = 0;
 thread_local std::size_t largest_allocation = 0;
 
-void* allocate(std::size_t n) {
+[[maybe_unused]] void* allocate(std::size_t n) {
   if (counting) {
     counted_bytes += n;
     if (n > largest_allocation) largest_allocation = n;
@@ -104,6 +116,10 @@ std::string every_kind_file() {
 
 }  // namespace
 
+// Sanitizers bring their own allocator, and replacing these beside it mismatches the variants this file does
+// not replace (ASan: alloc-dealloc-mismatch). There the bytes are not counted (kCountsAllocations), the
+// refusals are still checked, and the fuzzers' malloc limit covers the allocations.
+#if !XNORCL_SANITIZED
 void* operator new(std::size_t n) {
   return allocate(n);
 }
@@ -122,9 +138,11 @@ void operator delete(void* p, std::size_t) noexcept {
 void operator delete[](void* p, std::size_t) noexcept {
   std::free(p);
 }
+#endif
 
 TEST_CASE("network file: a count with nothing behind it is refused before anything is allocated for it",
           "[network_file]") {
+  if (!kCountsAllocations) WARN("built with a sanitizer: the bytes a parse allocates are not counted here");
   const std::uint32_t huge = 1u << 28;
   struct Case {
     const char* name;
@@ -145,7 +163,7 @@ TEST_CASE("network file: a count with nothing behind it is refused before anythi
     const Cost cost = parse_cost(c.file);
     CHECK(cost.refused);
     CHECK_THAT(cost.message, Catch::Contains(c.field) && Catch::Contains("needs at least"));
-    CHECK(cost.largest <= 64 * c.file.size());
+    if (kCountsAllocations) CHECK(cost.largest <= 64 * c.file.size());
   }
 }
 
@@ -165,7 +183,7 @@ TEST_CASE("network file: no single-byte change of a valid file costs more than 6
       ++mutations;
       refused += cost.refused;
       if (cost.total > worst) worst = cost.total;
-      if (cost.total > budget)
+      if (kCountsAllocations && cost.total > budget)
         FAIL_CHECK("byte " << at << " = " << value << " costs " << cost.total << " bytes");
     }
   }
