@@ -221,7 +221,9 @@ std::vector<std::string> Graph::supported_ops() {
 namespace detail {
 
 void check_graph_inputs(const Graph& graph, const std::map<std::string, Tensor>& inputs) {
-  for (const auto& [name, t] : inputs) {
+  for (const auto& entry : inputs) {
+    const std::string& name = entry.first;  // a named variable: C++17 lambdas cannot capture bindings
+    const Tensor& t = entry.second;
     const auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(),
                                  [&](const GraphInput& in) { return in.name == name; });
     if (it == graph.inputs.end()) throw InvalidArgument("'" + name + "' is no input of the graph");

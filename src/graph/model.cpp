@@ -178,7 +178,9 @@ struct Model::Impl {
   }
   void write_inputs(const std::map<std::string, Tensor>& inputs) {
     detail::check_graph_inputs(graph, inputs);
-    for (const auto& [name, t] : inputs) {
+    for (const auto& entry : inputs) {
+      const std::string& name = entry.first;  // named variables: C++17 lambdas cannot capture bindings
+      const Tensor& t = entry.second;
       cl_call(
           [&] {
             runtime.queue().enqueueWriteBuffer(buffers[slot_of.at(name)], CL_FALSE, 0, t.values.size() * 4,
