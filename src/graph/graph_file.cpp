@@ -149,6 +149,7 @@ Constant read_constant(Reader& r) {
     for (float& v : c.values) v = r.get<float>("a constant's values");
   } else {
     c.type = ElementType::Bits;
+    r.need((n + 7) / 8, "a constant's bits");  // before sizing anything by the claimed dims
     c.bits.resize((n + 7) / 8);
     r.raw(c.bits.data(), c.bits.size(), "a constant's bits");
   }
