@@ -19,7 +19,8 @@
 
 namespace xnorcl {
 
-// The geometry a layer resolves to once attributes and shapes are validated (the README's "Semantics in short").
+// The geometry a layer resolves to once attributes and shapes are validated (the README's "Semantics in
+// short").
 struct ConvGeometry {
   Shape input{};
   Shape filter{};

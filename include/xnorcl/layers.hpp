@@ -137,7 +137,8 @@ std::vector<float> reference_maxpool(const float* x, const Shape& input, const P
 // K <= 2^24). With output thresholds (one rule per output, or empty for Greater 0) the output is packed
 // [N, O, 1, 1] instead (the float result thresholded on the device).
 // Local variant (Runtime::variant()): each dot product is split over a work-group, partial popcounts reduced
-// in __local memory (Khan, Huttunen, Boutellier, EUSIPCO 2018, section 3.2). Global variant: one work-item per output, no __local memory.
+// in __local memory (Khan, Huttunen, Boutellier, EUSIPCO 2018, section 3.2). Global variant: one work-item
+// per output, no __local memory.
 class BinaryFullyConnected {
  public:
   BinaryFullyConnected(const Runtime& runtime, const Shape& input, const Filter& weights,

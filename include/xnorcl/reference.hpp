@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The host reference: the operation's semantics (the README's "Semantics in short"), computed the way every device computes them.
+// The host reference: the operation's semantics (the README's "Semantics in short"), computed the way every
+// device computes them.
 #pragma once
 
 #include <cstdint>

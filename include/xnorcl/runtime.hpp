@@ -30,8 +30,9 @@ struct RuntimeOptions {
   // Unset: XNORCL_MAX_WORK_GROUP_SIZE, else no extra cap.
   std::optional<std::size_t> max_work_group_size;
   // Test and tuning hook: the packed word size, 32 (uint, the GPU default) or 64 (ulong, the PoCL default),
-  // overriding the per-architecture choice of src/runtime/device_profile.cpp, so a CPU device can exercise the GPUs'
-  // 32-bit path. Results are bitwise equal for both. Unset: XNORCL_WORD_BITS, else the architecture's choice.
+  // overriding the per-architecture choice of src/runtime/device_profile.cpp, so a CPU device can exercise
+  // the GPUs' 32-bit path. Results are bitwise equal for both. Unset: XNORCL_WORD_BITS, else the
+  // architecture's choice.
   std::optional<int> word_bits;
   // Build messages (program builds, cache hits and misses); unset: silent. When create() compiles kernels
   // from source rather than loading them from the program cache, its first such message begins with

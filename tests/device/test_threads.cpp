@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The thread-safety promise of xnorcl/runtime.hpp: one Runtime shared by many threads, each BinaryConvolution used
-// by one thread at a time.
+// The thread-safety promise of xnorcl/runtime.hpp: one Runtime shared by many threads, each BinaryConvolution
+// used by one thread at a time.
 #include <catch2/catch.hpp>
 
 #include <atomic>

@@ -196,5 +196,6 @@ TEST_CASE(
                       "XNORCL_MAX_CHUNK_BYTES = '12x' is not valid; it takes a decimal integer from 1 to "
                       "18446744073709551615");
   setenv("XNORCL_MAX_CHUNK_BYTES", "0", 1);
-  REQUIRE_THROWS_WITH(detail::memory_limits(1000), Catch::Contains("XNORCL_MAX_CHUNK_BYTES = '0' is not valid"));
+  REQUIRE_THROWS_WITH(detail::memory_limits(1000),
+                      Catch::Contains("XNORCL_MAX_CHUNK_BYTES = '0' is not valid"));
 }

@@ -66,19 +66,26 @@ TEST_CASE("graph: refusals name the node, its op and the values", "[graph]") {
   SECTION("unsupported attribute") {
     Graph g = small_graph(rng);
     g.nodes[1].attributes["groups"] = std::int64_t{2};
-    CHECK_THAT(refusal(g), Catch::Contains("node 'conv1' (BinaryConvolution): unsupported attribute 'groups'"));
+    CHECK_THAT(refusal(g),
+               Catch::Contains("node 'conv1' (BinaryConvolution): unsupported attribute 'groups'"));
   }
   SECTION("attribute of the wrong kind") {
     Graph g = small_graph(rng);
     g.nodes[1].attributes["strides"] = std::string("2,2");
-    CHECK_THAT(refusal(g), Catch::Contains("the attribute 'strides' must be a list of integers, it is a string"));
+    CHECK_THAT(refusal(g),
+               Catch::Contains("the attribute 'strides' must be a list of integers, it is a string"));
   }
   SECTION("type mismatch: float where bits are needed") {
     Graph g = small_graph(rng);
-    g.nodes.push_back(Node{"pool", "MaxPool", {"sign0:0"}, {"pool:0"}, {{"kernel", std::vector<std::int64_t>{2, 2}}}});
-    g.nodes.push_back(Node{"fq", "FakeQuantize", {"pool:0", "sign0.t", "sign0.t", "sign0.lo", "sign0.hi"}, {"fq:0"},
+    g.nodes.push_back(
+        Node{"pool", "MaxPool", {"sign0:0"}, {"pool:0"}, {{"kernel", std::vector<std::int64_t>{2, 2}}}});
+    g.nodes.push_back(Node{"fq",
+                           "FakeQuantize",
+                           {"pool:0", "sign0.t", "sign0.t", "sign0.lo", "sign0.hi"},
+                           {"fq:0"},
                            {{"levels", std::int64_t{2}}}});
-    CHECK_THAT(refusal(g), Catch::Contains("node 'fq' (FakeQuantize): input 0 ('pool:0') must be f32, it is bits"));
+    CHECK_THAT(refusal(g),
+               Catch::Contains("node 'fq' (FakeQuantize): input 0 ('pool:0') must be f32, it is bits"));
   }
   SECTION("shape mismatch") {
     Graph g = small_graph(rng);
@@ -124,7 +131,8 @@ TEST_CASE("graph: FakeQuantize rules give OpenVINO's sign, ties included", "[gra
     g.constants["ih"] = Constant::f32({1}, {ih});
     g.constants["ol"] = Constant::f32({1}, {ol});
     g.constants["oh"] = Constant::f32({1}, {oh});
-    g.nodes.push_back(Node{"fq", "FakeQuantize", {"x", "il", "ih", "ol", "oh"}, {"fq:0"}, {{"levels", std::int64_t{2}}}});
+    g.nodes.push_back(
+        Node{"fq", "FakeQuantize", {"x", "il", "ih", "ol", "oh"}, {"fq:0"}, {{"levels", std::int64_t{2}}}});
     ops::NodeView v;
     v.node = &g.nodes[0];
     v.inputs = {{{1, 1, 1, 1}, ElementType::Float32}};
@@ -135,7 +143,12 @@ TEST_CASE("graph: FakeQuantize rules give OpenVINO's sign, ties included", "[gra
     }
     const Threshold rule = ops::fake_quantize_rules(v).at(0);
     // Probe around the band's ends and midpoint (one float either side) and at random.
-    std::vector<float> probes = {il, ih, (il + ih) / 2, -0.0f, 0.0f, std::numeric_limits<float>::infinity(),
+    std::vector<float> probes = {il,
+                                 ih,
+                                 (il + ih) / 2,
+                                 -0.0f,
+                                 0.0f,
+                                 std::numeric_limits<float>::infinity(),
                                  -std::numeric_limits<float>::infinity()};
     for (float p : std::vector<float>(probes)) {
       probes.push_back(std::nextafter(p, 10.0f));
@@ -160,8 +173,8 @@ TEST_CASE("graph: the .xnn version 2 file round-trips and refuses damage with an
   CHECK(back.nodes[1].attributes.at("pad_value") == AttributeValue{0.25});
   CHECK(back.constants.at("conv1.w").bits == g.constants.at("conv1.w").bits);
   const auto x = random_input({1, 5, 6, 6}, rng);
-  CHECK(compare_tensors(reference_graph(back, {{"x", x}}).at("conv1:0"), reference_graph(g, {{"x", x}}).at("conv1:0"),
-                        true) == "");
+  CHECK(compare_tensors(reference_graph(back, {{"x", x}}).at("conv1:0"),
+                        reference_graph(g, {{"x", x}}).at("conv1:0"), true) == "");
 
   for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
     INFO("truncated to " << cut << " bytes");
@@ -170,14 +183,16 @@ TEST_CASE("graph: the .xnn version 2 file round-trips and refuses damage with an
   CHECK_THROWS_WITH(parse_graph(bytes + "x"), Catch::Contains("1 trailing bytes"));
   std::string v1 = bytes;
   v1[8] = 1;
-  CHECK_THROWS_WITH(parse_graph(v1), Catch::Contains("version 1 holds a layer chain: load it with load_network"));
+  CHECK_THROWS_WITH(parse_graph(v1),
+                    Catch::Contains("version 1 holds a layer chain: load it with load_network"));
   // A huge count with nothing behind it is refused before anything is allocated.
   std::string huge = bytes;
   huge[12] = '\xff';
   huge[13] = '\xff';
   huge[14] = '\xff';
   huge[15] = '\x7f';
-  CHECK_THROWS_WITH(parse_graph(huge), Catch::Contains("offset 16: the input count = 2147483647 needs at least"));
+  CHECK_THROWS_WITH(parse_graph(huge),
+                    Catch::Contains("offset 16: the input count = 2147483647 needs at least"));
   // Every single-byte change either parses or is refused as InvalidArgument (never another exception).
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     std::string m = bytes;

@@ -124,8 +124,8 @@ int run_residual(const Runtime& rt, std::vector<std::unique_ptr<Model>>& kept) {
     }
     const std::string& out = last->outputs[0];
     const std::string diff = compare_tensors(device.at(out), tensors.at(out), false, 1e-5);
-    std::cout << to_string(rt.variant()) << ": step " << step.node << " " << (diff.empty() ? "equal" : "FAILED " + diff)
-              << "\n";
+    std::cout << to_string(rt.variant()) << ": step " << step.node << " "
+              << (diff.empty() ? "equal" : "FAILED " + diff) << "\n";
     failures += diff.empty() ? 0 : 1;
   }
   return failures;

@@ -33,7 +33,7 @@ struct PadFold {
 struct Epilogue {
   int mode = 0;
   cl::Buffer scale, bias, keys, modes;
-  cl::Buffer shortcut;  // mode 3
+  cl::Buffer shortcut;           // mode 3
   cl::Buffer int_lo, int_count;  // xnor_gemm_bits: each rule as an interval of integer results G
   int Cw_out = 0;
 };
