@@ -73,8 +73,8 @@ if(XNORCL_OCLGRIND_TESTS AND OCLGRIND_EXECUTABLE)
     LABELS oclgrind TIMEOUT 300
     FAIL_REGULAR_EXPRESSION "${oclgrind_report};FAILED")
 
-  # The float graph ops' kernels (elementwise, activation, avg_pool, reduce_mean, softmax, concat) in one
-  # small graph on both variants.
+  # The float graph ops' kernels (elementwise, activation, avg_pool, reduce_mean, softmax, concat, transpose)
+  # in one small graph on both variants.
   add_executable(xnorcl_oclgrind_graph "${CMAKE_CURRENT_SOURCE_DIR}/oclgrind/oclgrind_graph.cpp")
   target_link_libraries(xnorcl_oclgrind_graph PRIVATE xnorcl_test_support)
   add_test(NAME "oclgrind.graph_float_ops" COMMAND ${oclgrind_command} $<TARGET_FILE:xnorcl_oclgrind_graph>)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the float graph ops (elementwise, activation, avg_pool, reduce_mean, softmax, concat, reshape) share:
-// a DeviceStep made of one or more launches of a layer program with the program's fixed local size, device
-// time per launch when the runtime profiles, and numpy-style shape helpers for their validation.
+// What the float graph ops (elementwise, activation, avg_pool, reduce_mean, softmax, concat, reshape,
+// transpose) share: a DeviceStep made of one or more launches of a layer program with the program's fixed
+// local size, device time per launch when the runtime profiles, and numpy-style shape helpers for their
+// validation.
 #pragma once
 
 #include <cstdint>

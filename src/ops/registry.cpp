@@ -25,6 +25,7 @@ const Op& reduce_mean_op();
 const Op& softmax_op();
 const Op& concat_op();
 const Op& reshape_op();
+const Op& transpose_op();
 
 namespace {
 
@@ -50,6 +51,7 @@ const std::vector<const Op*>& all_ops() {
       &softmax_op(),
       &concat_op(),
       &reshape_op(),
+      &transpose_op(),
   };
   // clang-format on
   return ops;

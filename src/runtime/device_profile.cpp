@@ -166,6 +166,7 @@ const std::vector<NetworkProgram>& network_programs() {
       {"reduce_mean.cl", {"reduce_mean_f32", "reduce_mean_rows"}, false},
       {"softmax.cl", {"softmax_f32"}, false},
       {"concat.cl", {"concat_copy"}, false},
+      {"transpose.cl", {"transpose_copy"}, false},
   };
   return programs;
 }

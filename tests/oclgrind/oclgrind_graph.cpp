@@ -5,15 +5,15 @@
 //
 // A residual binary block (fused steps: conv + batch-norm + shortcut; conv + batch-norm + sign + max-pool)
 // and one small graph holding every float op (same-shape, per-channel-row and broadcast arithmetic, Relu,
-// Clamp, PRelu, AvgPool, ReduceMean, Softmax, Concat, Reshape), each tensor compared with the host reference
-// (bitwise for the exact ops); CTest fails the test when Oclgrind reports anything (an out-of-bounds read, a
-// local-memory race in the reductions). The Models live until the process leaves (std::_Exit, as the other
-// runners): Oclgrind 21.10 reuses a released buffer's uninitialized-value shadow at its old size. For a like
-// reason every graph input has the largest activation's size: a host write smaller than its buffer slot (a
-// [1, 5, 1, 8] input in a slot a later [2, 5, 4, 8] tensor reuses) leaves the rest of the slot's shadow
-// uninitialized in Oclgrind 21.10 even after a kernel has stored there, and the next kernel reading it is
-// reported (the values are right). Broadcasting between two activations reads a computed [2, 5, 1, 1] mean
-// instead.
+// Clamp, PRelu, AvgPool, ReduceMean, Softmax, Concat, Reshape, Transpose), each tensor compared with the host
+// reference (bitwise for the exact ops); CTest fails the test when Oclgrind reports anything (an
+// out-of-bounds read, a local-memory race in the reductions). The Models live until the process leaves
+// (std::_Exit, as the other runners): Oclgrind 21.10 reuses a released buffer's uninitialized-value shadow at
+// its old size. For a like reason every graph input has the largest activation's size: a host write smaller
+// than its buffer slot (a [1, 5, 1, 8] input in a slot a later [2, 5, 4, 8] tensor reuses) leaves the rest of
+// the slot's shadow uninitialized in Oclgrind 21.10 even after a kernel has stored there, and the next kernel
+// reading it is reported (the values are right). Broadcasting between two activations reads a computed
+// [2, 5, 1, 1] mean instead.
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -70,7 +70,9 @@ Graph float_graph(std::mt19937& rng) {
       add_node(g, "flat", "Reshape", {joined, "flat"}, {{"special_zero", std::string("true")}});
   g.constants["chw"] = Constant::f32({3}, {1, 2, 3});
   const std::string all = add_node(g, "all", "ReduceMean", {s, "chw"});  // rows of 160: a work-group each
-  g.outputs = {soft, flat, all};
+  const std::string nhwc = add_node(g, "nhwc", "Transpose", {joined}, {{"order", Ints{0, 2, 3, 1}}});
+  const std::string cols = add_node(g, "cols", "Transpose", {flat}, {{"order", Ints{1, 0}}});
+  g.outputs = {soft, flat, all, nhwc, cols};
   return g;
 }
 
