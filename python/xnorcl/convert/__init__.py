@@ -29,7 +29,7 @@ class Format:
 
 FORMATS: Tuple[Format, ...] = (
     Format("OpenVINO IR", (".xml",), "openvino", ("openvino",), "xnorcl.convert.openvino"),
-    Format("Larq Compute Engine TFLite", (".tflite",), "tflite", ("tflite", "flatbuffers"), None),
+    Format("Larq Compute Engine TFLite", (".tflite",), "tflite", ("tflite", "flatbuffers"), "xnorcl.convert.tflite"),
 )
 
 

@@ -9,18 +9,15 @@ xnorcl lacks is collected first; the conversion is refused with the whole list b
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import openvino as ov
 
-from .. import _xnorcl
 from .._xnorcl import InvalidArgument
 from . import xnn
+from ._common import Report, compose_affine_chains, refuse_all, write_checked
 
 # OpenVINO op -> (xnorcl op, attributes passed on). Binary and pre-transform ops are handled apart.
 _FLOAT_OPS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
@@ -59,26 +56,6 @@ class BitsInfo:
     producer: str  # the FakeQuantize's name
     low: np.ndarray  # output_low per channel (or one value)
     high: np.ndarray
-
-
-@dataclass
-class Report:
-    mapped: Counter = field(default_factory=Counter)
-    fused: List[str] = field(default_factory=list)
-    folded: List[str] = field(default_factory=list)
-    refused: List[str] = field(default_factory=list)
-
-    def as_dict(self, graph: xnn.Graph) -> Dict[str, Any]:
-        return {
-            "inputs": [(name, tuple(dims)) for name, dims in graph.inputs],
-            "outputs": list(graph.outputs),
-            "mapped": dict(sorted(self.mapped.items())),
-            "fused": list(self.fused),
-            "folded": len(self.folded),
-            "refused": list(self.refused),
-            "nodes": len(graph.nodes),
-            "constants": len(graph.constants),
-        }
 
 
 def _where(node: Any) -> str:
@@ -513,84 +490,6 @@ def _attribute_value(value: Any) -> Any:
     return value
 
 
-def _affine_operand(graph: xnn.Graph, node: xnn.Node) -> Optional[Tuple[str, np.ndarray]]:
-    """(activation input, constant as [1, C, 1, 1] or [1, 1, 1, 1]) of a Multiply/Add by a per-channel or
-    scalar constant; None for anything else."""
-    if node.op not in ("Multiply", "Add") or len(node.inputs) != 2 or node.attributes.get("auto_broadcast",
-                                                                                           "numpy") != "numpy":
-        return None
-    consts = [name in graph.constants for name in node.inputs]
-    if consts.count(True) != 1:
-        return None
-    kind, value = graph.constants[node.inputs[consts.index(True)]]
-    if kind != "f32":
-        return None
-    array = np.asarray(value, np.float64)
-    if array.size == 1:
-        return node.inputs[consts.index(False)], array.reshape(1, 1, 1, 1)
-    if array.ndim == 4 and array.shape[0] == array.shape[2] == array.shape[3] == 1:
-        return node.inputs[consts.index(False)], array
-    return None
-
-
-def _compose_affine_chains(graph: xnn.Graph, report: Report) -> None:
-    """Chains of Multiply/Add by per-channel constants (the converter's corrections, then a model's
-    batch-norm) become one Multiply and one Add, which the executor fuses into the op before them."""
-    readers: Counter = Counter(name for node in graph.nodes for name in node.inputs)
-    by_input: Dict[str, List[xnn.Node]] = {}
-    for node in graph.nodes:
-        for name in node.inputs:
-            by_input.setdefault(name, []).append(node)
-    producer = {out: node for node in graph.nodes for out in node.outputs}
-    outputs = set(graph.outputs)
-
-    def link(node: xnn.Node) -> Optional[xnn.Node]:
-        out = node.outputs[0]
-        if readers[out] != 1 or out in outputs:
-            return None
-        nxt = by_input[out][0]
-        operand = _affine_operand(graph, nxt)
-        return nxt if operand is not None and operand[0] == out else None
-
-    removed = set()
-    added: List[xnn.Node] = []
-    for head in list(graph.nodes):
-        first = _affine_operand(graph, head)
-        if first is None or id(head) in removed:
-            continue
-        before = producer.get(first[0])
-        if before is not None and _affine_operand(graph, before) is not None and link(before) is head:
-            continue  # not the chain's head
-        chain = [head]
-        while link(chain[-1]) is not None:
-            chain.append(link(chain[-1]))  # type: ignore[arg-type]
-        if len(chain) < 2 or [n.op for n in chain] == ["Multiply", "Add"]:
-            continue
-        scale, shift = np.ones((1, 1, 1, 1)), np.zeros((1, 1, 1, 1))
-        for node in chain:
-            value = _affine_operand(graph, node)[1]  # type: ignore[index]
-            if node.op == "Multiply":
-                scale, shift = scale * value, shift * value
-            else:
-                shift = shift + value
-        scale, shift = scale * np.ones_like(shift), shift * np.ones_like(scale)
-        final = chain[-1].outputs[0]
-        middle = final + "/scaled"
-        while middle in producer or middle in graph.constants:
-            middle += "'"
-        scale_name, shift_name = chain[0].name + "/composed_scale", chain[-1].name + "/composed_shift"
-        graph.add_f32(scale_name, scale)
-        graph.add_f32(shift_name, shift)
-        added.append(xnn.Node(chain[0].name, "Multiply", [first[0], scale_name], [middle], {}))
-        added.append(xnn.Node(chain[-1].name, "Add", [middle, shift_name], [final], {}))
-        removed.update(id(n) for n in chain)
-        report.fused.append(f"{' + '.join(n.name for n in chain)} -> one Multiply and one Add (per channel)")
-    graph.nodes = [n for n in graph.nodes if id(n) not in removed] + added
-    used = {name for node in graph.nodes for name in node.inputs}
-    for name in [c for c in graph.constants if c not in used]:
-        del graph.constants[name]
-
-
 def _fold_constants(model: Any) -> None:
     from openvino.passes import ConstantFolding, Manager
 
@@ -604,24 +503,9 @@ def convert_model(model: Any, destination: str) -> Dict[str, Any]:
     _fold_constants(model)
     conv = _Converter(model)
     conv.run()
-    if conv.report.refused:
-        lines = "\n  ".join(conv.report.refused)
-        count = len(conv.report.refused)
-        raise InvalidArgument(
-            f"xnorcl cannot convert this model ({count} unsupported op{'s' if count > 1 else ''} or "
-            f"attribute{'s' if count > 1 else ''}); nothing was written:\n  {lines}"
-        )
-    _compose_affine_chains(conv.graph, conv.report)
-    directory = os.path.dirname(os.path.abspath(destination))
-    fd, temporary = tempfile.mkstemp(suffix=".xnn", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            xnn.write(conv.graph, f)
-        _xnorcl._check_graph_file(temporary)  # the C++ loader validates the whole graph (shapes, attributes)
-        os.replace(temporary, destination)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    refuse_all(conv.report.refused)
+    compose_affine_chains(conv.graph, conv.report)
+    write_checked(conv.graph, destination)
     return conv.report.as_dict(conv.graph)
 
 

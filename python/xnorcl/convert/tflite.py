@@ -1,0 +1,715 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Larq Compute Engine TFLite (.tflite) -> .xnn version 2 (docs/larq.md).
+
+The flatbuffer is read with the `tflite` package's generated accessors and LCE's custom-op options with
+`flatbuffers.flexbuffers`. Operators are mapped one by one in the model's execution order. TFLite computes in
+NHWC and xnorcl in NCHW: each tensor is held in the layout its readers need, and Transpose nodes convert where
+a tensor is needed in the other one, so the converted model keeps the model's own NHWC inputs and outputs.
+
+LCE's binary conventions are translated here, never assumed equal to xnorcl's:
+- a bit-packed LCE tensor is [N, H, W, ceil(C/32)] int32 words, channel c in bit c % 32 of word c / 32, and a
+  set bit is -1; an xnorcl bits tensor is logical [N, C, H, W] with a set bit for +1;
+- LceQuantize gives -1 to x < 0 and +1 to everything else (0 and -0 included); xnorcl's FakeQuantize is
+  given the threshold just below 0 (the largest negative float), which reproduces that exactly;
+- LCE's pad_values 0 pads with the value 0 (a padded tap adds nothing), pad_values 1 with +1: xnorcl's
+  BinaryConvolution pad_value 0 and 1.
+Every op or attribute that xnorcl lacks is collected first; the conversion is refused with the whole list
+before anything is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import tflite
+from flatbuffers import flexbuffers
+
+from .._xnorcl import InvalidArgument
+from . import xnn
+from ._common import Report, compose_affine_chains, refuse_all, write_checked
+
+# tflite.TensorType values
+_FLOAT32, _FLOAT16, _INT32, _INT8, _INT64, _UINT8 = 0, 1, 2, 9, 4, 3
+_NUMPY = {_FLOAT32: np.float32, _FLOAT16: np.float16, _INT32: np.int32, _INT8: np.int8, _INT64: np.int64,
+          _UINT8: np.uint8}
+_TYPE_NAMES = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 9: "int8", 6: "bool"}
+
+# NHWC axis -> NCHW axis
+_TO_NCHW_AXIS = {0: 0, 1: 2, 2: 3, 3: 1}
+# TFLite's Padding enum and LCE's (the same values)
+_SAME, _VALID = 0, 1
+# The largest float below 0: `x > it` is `x >= 0` for every float, -0 included, as LCE's `x < 0` test.
+_BELOW_ZERO = -np.finfo(np.float32).smallest_subnormal
+
+
+class _Refused(Exception):
+    """One op that cannot be converted; the converter records it and goes on with the next op."""
+
+
+class _Skipped(Exception):
+    """An op that reads a tensor of an op already refused: nothing more to say about it."""
+
+
+@dataclass
+class _Held:
+    """How the graph holds one TFLite tensor: a 4-D tensor as NCHW (`nchw`) and/or in TFLite's NHWC
+    (`nhwc`); other ranks in TFLite's layout (`nhwc`). `bits` > 0: an LCE bit-packed tensor of that many
+    channels, held as xnorcl bits [N, C, H, W] (`nchw`)."""
+
+    nchw: Optional[str] = None
+    nhwc: Optional[str] = None
+    bits: int = 0
+
+
+def _same_pads(size: int, kernel: int, stride: int, dilation: int) -> Tuple[int, int]:
+    """TFLite's SAME padding of one spatial axis: (begin, end), the extra pixel at the end."""
+    out = -(-size // stride)
+    effective = (kernel - 1) * dilation + 1
+    total = max((out - 1) * stride + effective - size, 0)
+    return total // 2, total - total // 2
+
+
+def _unpack_lce_bits(words: np.ndarray, channels: int) -> np.ndarray:
+    """LCE's bit-packed int32 words [..., ceil(C/32)] -> bool [..., C], True where the value is -1."""
+    as_bytes = np.ascontiguousarray(words.astype("<i4")).view(np.uint8)
+    bits = np.unpackbits(as_bytes.reshape(words.shape + (4,)), axis=-1, bitorder="little")
+    return bits.reshape(words.shape[:-1] + (words.shape[-1] * 32,))[..., :channels].astype(bool)
+
+
+class _Converter:
+    def __init__(self, model: Any, data: bytes) -> None:
+        self.model = model
+        self.data = data
+        self.sg = model.Subgraphs(0)
+        self.graph = xnn.Graph()
+        self.report = Report()
+        self.held: Dict[int, _Held] = {}
+        self.values: Dict[int, np.ndarray] = {}  # folded constants (DEQUANTIZE of float16 weights)
+        self.pending_pad: Dict[int, Tuple[int, Tuple[int, int, int, int]]] = {}  # PAD output -> (input, pads)
+        self.taken: set = set()
+        self.node_names: set = set()
+        self.model_outputs = [int(i) for i in self.sg.OutputsAsNumpy()]
+        self.where = ""
+
+    # ---- tensors ----------------------------------------------------------------------------------------
+    def tensor_name(self, index: int) -> str:
+        return self.sg.Tensors(index).Name().decode("utf-8")
+
+    def shape(self, index: int) -> Tuple[int, ...]:
+        shape = self.sg.Tensors(index).ShapeAsNumpy()
+        return tuple(int(d) for d in shape) if not isinstance(shape, int) else ()
+
+    def type_of(self, index: int) -> int:
+        return int(self.sg.Tensors(index).Type())
+
+    def constant(self, index: int) -> Optional[np.ndarray]:
+        """The tensor's value if it is a constant (a buffer with data, or folded), else None."""
+        if index in self.values:
+            return self.values[index]
+        tensor = self.sg.Tensors(index)
+        buffer = self.model.Buffers(tensor.Buffer())
+        if buffer is None:
+            return None
+        if buffer.Offset() > 1:  # data stored after the flatbuffer (models over 2 GB)
+            raw = np.frombuffer(self.data, np.uint8, int(buffer.Size()), int(buffer.Offset()))
+        else:
+            raw = buffer.DataAsNumpy()
+            if isinstance(raw, int) or raw.size == 0:
+                return None
+        dtype = _NUMPY.get(self.type_of(index))
+        if dtype is None:
+            raise _Refused(f"constant '{self.tensor_name(index)}' of type {self._type_name(index)}")
+        return np.frombuffer(raw.tobytes(), dtype=np.dtype(dtype).newbyteorder("<")).reshape(self.shape(index))
+
+    def _type_name(self, index: int) -> str:
+        return _TYPE_NAMES.get(self.type_of(index), f"type {self.type_of(index)}")
+
+    def float_constant(self, index: int, what: str) -> np.ndarray:
+        value = self.constant(index)
+        if value is None:
+            raise _Refused(f"its {what} '{self.tensor_name(index)}' is computed at run time (xnorcl needs a "
+                           "constant)")
+        if value.dtype != np.float32:
+            raise _Refused(f"its {what} '{self.tensor_name(index)}' is {self._type_name(index)}; xnorcl "
+                           "converts float32 models (int8-quantized models are not supported)")
+        return value
+
+    def fresh(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.taken:
+            k += 1
+            name = f"{base}#{k}"
+        self.taken.add(name)
+        return name
+
+    def held_of(self, index: int) -> _Held:
+        if index in self.pending_pad:
+            raise _Refused(f"it reads the output of a PAD ('{self.tensor_name(index)}'); xnorcl folds a PAD "
+                           "only into the CONV_2D or DEPTHWISE_CONV_2D that reads it")
+        if index not in self.held:
+            raise _Skipped()
+        return self.held[index]
+
+    def nchw(self, index: int) -> str:
+        """The graph tensor of a 4-D float activation in NCHW (a Transpose the first time it is needed)."""
+        held = self.held_of(index)
+        if held.bits:
+            raise _Refused(f"it reads the bit-packed tensor '{self.tensor_name(index)}' as float values (LCE "
+                           "would read it through an LceDequantize, which xnorcl does not have)")
+        if held.nchw is None:
+            if len(self.shape(index)) != 4:
+                raise _Refused(f"tensor '{self.tensor_name(index)}' {list(self.shape(index))} is needed as "
+                               "a 4-D image")
+            held.nchw = self.transpose(held.nhwc, (0, 3, 1, 2), self.tensor_name(index) + "/nchw")
+        return held.nchw
+
+    def nhwc(self, index: int) -> str:
+        """The graph tensor of a float activation in TFLite's own layout."""
+        held = self.held_of(index)
+        if held.bits:
+            raise _Refused(f"it reads the bit-packed tensor '{self.tensor_name(index)}' as float values")
+        if held.nhwc is None:
+            held.nhwc = self.transpose(held.nchw, (0, 2, 3, 1), self.tensor_name(index) + "/nhwc")
+        return held.nhwc
+
+    def bits(self, index: int) -> str:
+        held = self.held_of(index)
+        if not held.bits:
+            raise _Refused(f"it reads the float tensor '{self.tensor_name(index)}' where LCE has bits")
+        return held.nchw  # type: ignore[return-value]
+
+    def is_nchw(self, index: int) -> bool:
+        held = self.held_of(index)
+        return held.nchw is not None and len(self.shape(index)) == 4
+
+    def transpose(self, source: Optional[str], order: Sequence[int], base: str) -> str:
+        out = self.fresh(base)
+        self.node(out, "Transpose", [source], out, {"order": list(order)})  # type: ignore[list-item]
+        return out
+
+    # ---- outputs of an op ---------------------------------------------------------------------------------
+    def result(self, index: int, layout: str, bits: int = 0) -> str:
+        """The graph name for TFLite tensor `index`, produced in `layout` ("nchw" or "nhwc")."""
+        base = self.tensor_name(index)
+        if index in self.model_outputs:
+            name = self.fresh(base + "/nchw") if layout == "nchw" and len(self.shape(index)) == 4 else base
+        else:
+            name = self.fresh(base)
+        held = self.held.setdefault(index, _Held(bits=bits))
+        setattr(held, layout, name)
+        return name
+
+    def node(self, name: str, op: str, inputs: List[str], output: str, attrs: Optional[Dict[str, Any]] = None
+             ) -> str:
+        node_name, k = name, 1
+        while node_name in self.node_names:
+            k += 1
+            node_name = f"{name}#{k}"
+        self.node_names.add(node_name)
+        self.graph.nodes.append(xnn.Node(node_name, op, inputs, [output], dict(attrs or {})))
+        return output
+
+    def f32(self, base: str, value: np.ndarray) -> str:
+        return self.graph.add_f32(self.fresh(base), np.asarray(value, np.float32))
+
+    def steps(self, out_index: int, layout: str, first: Tuple[str, List[str], Dict[str, Any]],
+              then: List[Tuple[str, Callable[[str], List[str]], Dict[str, Any]]], bits: int = 0) -> None:
+        """An op's nodes in a chain (the op, then its bias, scale or activation); the last one writes the
+        TFLite tensor's graph name."""
+        chain = [first] + [(op, make, attrs) for op, make, attrs in then]
+        base = self.tensor_name(out_index)
+        current = ""
+        for k, (op, inputs, attrs) in enumerate(chain):
+            last = k == len(chain) - 1
+            out = self.result(out_index, layout, bits) if last else self.fresh(f"{base}/{op.lower()}")
+            args = inputs(current) if callable(inputs) else inputs
+            self.node(base if k == 0 else f"{base}/{op.lower()}", op, args, out, attrs)
+            current = out
+
+    def activation(self, code: int) -> List[Tuple[str, Callable[[str], List[str]], Dict[str, Any]]]:
+        """TFLite's fused activation as graph nodes after the op."""
+        if code == 0:
+            return []
+        if code == 1:
+            return [("Relu", lambda x: [x], {})]
+        if code == 2:
+            return [("Clamp", lambda x: [x], {"min": -1.0, "max": 1.0})]
+        if code == 3:
+            return [("Clamp", lambda x: [x], {"min": 0.0, "max": 6.0})]
+        names = {4: "TANH", 5: "SIGN_BIT"}
+        raise _Refused(f"fused activation {names.get(code, code)} is not supported (NONE, RELU, RELU6, "
+                       "RELU_N1_TO_1 are)")
+
+    def channel_constant(self, base: str, values: np.ndarray, channels: int) -> str:
+        """Per-channel values as the [1, C, 1, 1] constant an NCHW Multiply/Add reads (one value broadcast)."""
+        v = np.asarray(values, np.float32).reshape(-1)
+        if v.size == 1:
+            v = np.repeat(v, channels)
+        if v.size != channels:
+            raise _Refused(f"{base}: {v.size} values for {channels} channels")
+        return self.f32(base, v.reshape(1, channels, 1, 1))
+
+    # ---- the run --------------------------------------------------------------------------------------------
+    def op_name(self, op: Any) -> str:
+        code = self.model.OperatorCodes(op.OpcodeIndex())
+        builtin = max(int(code.BuiltinCode()), int(code.DeprecatedBuiltinCode()))
+        if builtin == tflite.BuiltinOperator.CUSTOM:
+            return code.CustomCode().decode("utf-8")
+        return tflite.opcode2name(builtin)
+
+    def run(self) -> None:
+        if self.model.SubgraphsLength() != 1:
+            self.report.refused.append(f"the model has {self.model.SubgraphsLength()} subgraphs (xnorcl "
+                                       "converts models of one)")
+        for index in self.sg.InputsAsNumpy():
+            self.model_input(int(index))
+        for k in range(self.sg.OperatorsLength()):
+            op = self.sg.Operators(k)
+            name = self.op_name(op)
+            outputs = [int(i) for i in op.OutputsAsNumpy()] if not op.OutputsIsNone() else []
+            self.where = f"operator {k} {name} (output '{self.tensor_name(outputs[0])}')" if outputs else \
+                f"operator {k} {name}"
+            handler = getattr(self, "op_" + name, None)
+            try:
+                if handler is None:
+                    raise _Refused("this op is not supported by xnorcl")
+                handler(op, [int(i) for i in op.InputsAsNumpy()], outputs)
+                self.report.mapped[name] += 1
+            except _Refused as e:
+                self.report.refused.append(f"{self.where}: {e}")
+            except _Skipped:
+                pass
+        for index in self.model_outputs:
+            self.model_output(index)
+
+    def model_input(self, index: int) -> None:
+        dims = self.shape(index)
+        name = self.tensor_name(index)
+        if self.type_of(index) != _FLOAT32:
+            self.report.refused.append(f"input '{name}' is {self._type_name(index)}; xnorcl's inputs are "
+                                       "float32 (int8-quantized models are not supported)")
+            return
+        if not 1 <= len(dims) <= 4 or any(d <= 0 for d in dims):
+            self.report.refused.append(f"input '{name}' has shape {list(dims)} (xnorcl: 1 to 4 axes, static)")
+            return
+        self.taken.add(name)
+        self.graph.inputs.append((name, dims))
+        self.held[index] = _Held(nhwc=name)
+
+    def model_output(self, index: int) -> None:
+        name = self.tensor_name(index)
+        held = self.held.get(index)
+        if held is None:
+            return  # its producer was refused
+        if held.bits:
+            self.report.refused.append(f"output '{name}' is bit-packed (xnorcl's outputs are float32)")
+            return
+        if held.nhwc is None:
+            self.transpose_into(held.nchw, name)
+            held.nhwc = name
+        elif held.nhwc != name:  # an input read back as an output, or a renamed tensor
+            self.node(name, "Reshape", [held.nhwc, self.f32(name + "/shape", np.array(self.shape(index)))],
+                      name, {"special_zero": False})
+        self.graph.outputs.append(name)
+
+    def transpose_into(self, source: Optional[str], name: str) -> None:
+        self.node(name, "Transpose", [source], name, {"order": [0, 2, 3, 1]})  # type: ignore[list-item]
+
+    # ---- float ops ------------------------------------------------------------------------------------------
+    def conv_geometry(self, x: int, kernel: Tuple[int, int], strides: Tuple[int, int],
+                      dilations: Tuple[int, int], padding: int) -> Dict[str, Any]:
+        """Explicit pads for TFLite's SAME or VALID, plus a PAD before the op that it absorbs."""
+        source, extra = self.pending_pad.get(x, (x, (0, 0, 0, 0)))
+        _, h, w, _ = self.shape(source)
+        h += extra[0] + extra[1]
+        w += extra[2] + extra[3]
+        if padding == _SAME:
+            top, bottom = _same_pads(h, kernel[0], strides[0], dilations[0])
+            left, right = _same_pads(w, kernel[1], strides[1], dilations[1])
+        elif padding == _VALID:
+            top = bottom = left = right = 0
+        else:
+            raise _Refused(f"padding {padding} (SAME or VALID)")
+        return {"strides": list(strides), "dilations": list(dilations), "auto_pad": "explicit",
+                "pads_begin": [top + extra[0], left + extra[2]], "pads_end": [bottom + extra[1], right + extra[3]]}
+
+    def padded_input(self, x: int) -> str:
+        source = self.pending_pad.get(x, (x,))[0]
+        return self.nchw(source)
+
+    def op_CONV_2D(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        o = tflite.Conv2DOptions()
+        o.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+        w = self.float_constant(inputs[1], "filter")  # [O, KH, KW, I]
+        c_in = self.shape(self.pending_pad.get(inputs[0], (inputs[0],))[0])[3]
+        groups = c_in // w.shape[3] if w.shape[3] and c_in % w.shape[3] == 0 else 0
+        if groups == 0:
+            raise _Refused(f"filter {list(w.shape)} for {c_in} input channels")
+        geometry = self.conv_geometry(inputs[0], w.shape[1:3], (o.StrideH(), o.StrideW()),
+                                      (o.DilationHFactor(), o.DilationWFactor()), o.Padding())
+        base = self.tensor_name(outputs[0])
+        oihw = np.transpose(w, (0, 3, 1, 2))
+        if groups == 1:
+            op_type, weights = "Convolution", oihw
+        else:
+            op_type, weights = "GroupConvolution", oihw.reshape(groups, w.shape[0] // groups, *oihw.shape[1:])
+        first = (op_type, [self.padded_input(inputs[0]), self.f32(base + "/weights", weights)], geometry)
+        self.steps(outputs[0], "nchw", first, self.bias(inputs, 2, base, w.shape[0])
+                   + self.activation(o.FusedActivationFunction()))
+
+    def bias(self, inputs: List[int], position: int, base: str, channels: int) -> List[Tuple[str, Any, Dict]]:
+        if len(inputs) <= position or inputs[position] < 0:
+            return []
+        b = self.float_constant(inputs[position], "bias")
+        name = self.channel_constant(base + "/bias", b, channels)
+        return [("Add", lambda x: [x, name], {})]
+
+    def op_DEPTHWISE_CONV_2D(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        o = tflite.DepthwiseConv2DOptions()
+        o.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+        w = self.float_constant(inputs[1], "filter")  # [1, KH, KW, C * M]
+        c_in = self.shape(self.pending_pad.get(inputs[0], (inputs[0],))[0])[3]
+        if w.shape[3] % c_in != 0:
+            raise _Refused(f"filter {list(w.shape)} for {c_in} input channels")
+        multiplier = w.shape[3] // c_in
+        geometry = self.conv_geometry(inputs[0], w.shape[1:3], (o.StrideH(), o.StrideW()),
+                                      (o.DilationHFactor(), o.DilationWFactor()), o.Padding())
+        base = self.tensor_name(outputs[0])
+        # [1, KH, KW, C*M] -> [G = C, M, 1, KH, KW]
+        weights = np.transpose(w[0].reshape(w.shape[1], w.shape[2], c_in, multiplier), (2, 3, 0, 1))
+        weights = weights.reshape(c_in, multiplier, 1, w.shape[1], w.shape[2])
+        first = ("GroupConvolution", [self.padded_input(inputs[0]), self.f32(base + "/weights", weights)],
+                 geometry)
+        self.steps(outputs[0], "nchw", first, self.bias(inputs, 2, base, w.shape[3])
+                   + self.activation(o.FusedActivationFunction()))
+
+    def op_FULLY_CONNECTED(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        o = tflite.FullyConnectedOptions()
+        o.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+        if o.WeightsFormat() != 0:
+            raise _Refused(f"weights format {o.WeightsFormat()} (DEFAULT is supported)")
+        w = self.float_constant(inputs[1], "weights")  # [M, K]
+        x = self.nhwc(inputs[0])
+        base = self.tensor_name(outputs[0])
+        if len(self.shape(inputs[0])) != 2 or len(self.shape(outputs[0])) != 2:
+            rows = int(np.prod(self.shape(inputs[0]))) // w.shape[1]
+            flat = self.fresh(base + "/rows")
+            self.node(flat, "Reshape", [x, self.f32(base + "/rows_shape", np.array([rows, w.shape[1]]))], flat,
+                      {"special_zero": False})
+            x = flat
+            if len(self.shape(outputs[0])) != 2:
+                raise _Refused(f"output {list(self.shape(outputs[0]))} (keep_num_dims is not supported)")
+        then = []
+        if len(inputs) > 2 and inputs[2] >= 0:
+            b = self.float_constant(inputs[2], "bias").reshape(1, -1)
+            name = self.f32(base + "/bias", b)
+            then.append(("Add", lambda y: [y, name], {}))
+        first = ("MatMul", [x, self.f32(base + "/weights", w)], {"transpose_a": False, "transpose_b": True})
+        self.steps(outputs[0], "nhwc", first, then + self.activation(o.FusedActivationFunction()))
+
+    def elementwise(self, op_type: str, inputs: List[int], outputs: List[int], activation: int) -> None:
+        out_rank = len(self.shape(outputs[0]))
+        activations = [i for i in inputs if self.constant(i) is None]
+        if not activations:
+            raise _Refused("both operands are constants")
+        in_nchw = out_rank == 4 and any(self.is_nchw(i) for i in activations)
+        names = []
+        for i in inputs:
+            value = self.constant(i)
+            if value is None:
+                if in_nchw and len(self.shape(i)) != 4:
+                    raise _Refused(f"operand '{self.tensor_name(i)}' {list(self.shape(i))} broadcast against "
+                                   "a 4-D tensor")
+                names.append(self.nchw(i) if in_nchw else self.nhwc(i))
+                continue
+            if value.dtype != np.float32:
+                raise _Refused(f"operand '{self.tensor_name(i)}' is {self._type_name(i)}")
+            if in_nchw:
+                value = np.transpose(value.reshape((1,) * (4 - value.ndim) + value.shape), (0, 3, 1, 2))
+            names.append(self.f32(self.tensor_name(outputs[0]) + "/operand", value))
+        self.steps(outputs[0], "nchw" if in_nchw else "nhwc", (op_type, names, {}), self.activation(activation))
+
+    def op_ADD(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        o = tflite.AddOptions()
+        o.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+        self.elementwise("Add", inputs, outputs, o.FusedActivationFunction())
+
+    def op_MUL(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        o = tflite.MulOptions()
+        o.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+        self.elementwise("Multiply", inputs, outputs, o.FusedActivationFunction())
+
+    def op_SUB(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        o = tflite.SubOptions()
+        o.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+        self.elementwise("Subtract", inputs, outputs, o.FusedActivationFunction())
+
+    def pool(self, op: Any, inputs: List[int], outputs: List[int], op_type: str) -> None:
+        o = tflite.Pool2DOptions()
+        o.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+        if inputs[0] in self.pending_pad:
+            raise _Refused("it reads a PAD (zeros in a pool's window are not its SAME padding)")
+        geometry = self.conv_geometry(inputs[0], (o.FilterHeight(), o.FilterWidth()), (o.StrideH(), o.StrideW()),
+                                      (1, 1), o.Padding())
+        del geometry["dilations"]
+        geometry.update({"kernel": [o.FilterHeight(), o.FilterWidth()], "rounding_type": "floor"})
+        if op_type == "AvgPool":
+            geometry["exclude-pad"] = True  # TFLite averages the in-bounds taps only
+        self.steps(outputs[0], "nchw", (op_type, [self.nchw(inputs[0])], geometry),
+                   self.activation(o.FusedActivationFunction()))
+
+    def op_AVERAGE_POOL_2D(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        self.pool(op, inputs, outputs, "AvgPool")
+
+    def op_MAX_POOL_2D(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        self.pool(op, inputs, outputs, "MaxPool")
+
+    def op_MEAN(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        o = tflite.ReducerOptions()
+        o.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+        axes = self.constant(inputs[1])
+        if axes is None:
+            raise _Refused("its axes are computed at run time")
+        rank = len(self.shape(inputs[0]))
+        axes = [int(a) % rank for a in np.ravel(axes)]
+        base = self.tensor_name(outputs[0])
+        keep = bool(o.KeepDims())
+        if rank == 4 and (self.is_nchw(inputs[0]) or sorted(axes) == [1, 2]):
+            source, mapped = self.nchw(inputs[0]), sorted(_TO_NCHW_AXIS[a] for a in axes)
+            layout = "nchw" if keep else "nhwc"
+            if not keep and mapped != [2, 3]:
+                raise _Refused(f"axes {axes} without keep_dims (xnorcl reduces the spatial axes)")
+        else:
+            source, mapped, layout = self.nhwc(inputs[0]), sorted(axes), "nhwc"
+        first = ("ReduceMean", [source, self.f32(base + "/axes", np.array(mapped))], {"keep_dims": keep})
+        self.steps(outputs[0], layout, first, [])
+
+    def reshape(self, inputs: List[int], outputs: List[int]) -> None:
+        target = self.shape(outputs[0])
+        if not 1 <= len(target) <= 4:
+            raise _Refused(f"result {list(target)} (xnorcl tensors have 1 to 4 axes)")
+        base = self.tensor_name(outputs[0])
+        first = ("Reshape", [self.nhwc(inputs[0]), self.f32(base + "/shape", np.array(target))],
+                 {"special_zero": False})
+        self.steps(outputs[0], "nhwc", first, [])
+
+    def op_RESHAPE(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        self.reshape(inputs, outputs)
+
+    def op_SQUEEZE(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        self.reshape(inputs, outputs)
+
+    def op_SOFTMAX(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        o = tflite.SoftmaxOptions()
+        o.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+        if o.Beta() != 1.0:
+            raise _Refused(f"beta {o.Beta()} (1 is supported)")
+        nchw = self.is_nchw(inputs[0])
+        source = self.nchw(inputs[0]) if nchw else self.nhwc(inputs[0])
+        axis = 1 if nchw else len(self.shape(inputs[0])) - 1
+        self.steps(outputs[0], "nchw" if nchw else "nhwc", ("Softmax", [source], {"axis": axis}), [])
+
+    def op_CONCATENATION(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        o = tflite.ConcatenationOptions()
+        o.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+        rank = len(self.shape(outputs[0]))
+        if any(self.constant(i) is not None for i in inputs):
+            raise _Refused("a constant operand")
+        axis = o.Axis() % rank
+        nchw = rank == 4
+        names = [self.nchw(i) if nchw else self.nhwc(i) for i in inputs]
+        first = ("Concat", names, {"axis": _TO_NCHW_AXIS[axis] if nchw else axis})
+        self.steps(outputs[0], "nchw" if nchw else "nhwc", first, self.activation(o.FusedActivationFunction()))
+
+    def op_PAD(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        pads = self.constant(inputs[1])
+        if pads is None or len(self.shape(inputs[0])) != 4:
+            raise _Refused("paddings computed at run time or a tensor that is not 4-D")
+        pads = np.asarray(pads).reshape(4, 2)
+        if pads[0].any() or pads[3].any() or (pads < 0).any():
+            raise _Refused(f"paddings {pads.tolist()} (xnorcl folds zero padding of H and W only)")
+        self.held_of(inputs[0])
+        self.pending_pad[outputs[0]] = (inputs[0], (int(pads[1, 0]), int(pads[1, 1]), int(pads[2, 0]),
+                                                    int(pads[2, 1])))
+
+    def unary(self, inputs: List[int], outputs: List[int], op_type: str, attrs: Dict[str, Any]) -> None:
+        nchw = self.is_nchw(inputs[0])
+        source = self.nchw(inputs[0]) if nchw else self.nhwc(inputs[0])
+        self.steps(outputs[0], "nchw" if nchw else "nhwc", (op_type, [source], attrs), [])
+
+    def op_RELU(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        self.unary(inputs, outputs, "Relu", {})
+
+    def op_RELU6(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        self.unary(inputs, outputs, "Clamp", {"min": 0.0, "max": 6.0})
+
+    def op_RELU_N1_TO_1(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        self.unary(inputs, outputs, "Clamp", {"min": -1.0, "max": 1.0})
+
+    def op_PRELU(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        alpha = self.float_constant(inputs[1], "alpha")
+        channels = self.shape(inputs[0])[-1]
+        per_channel = alpha.reshape(-1, alpha.shape[-1] if alpha.ndim else 1)
+        if not (per_channel == per_channel[:1]).all():
+            raise _Refused(f"alpha {list(alpha.shape)} varies along other axes than the channels")
+        slope = per_channel[0]
+        if slope.size not in (1, channels):
+            raise _Refused(f"alpha {list(alpha.shape)} for {channels} channels")
+        nchw = self.is_nchw(inputs[0])
+        source = self.nchw(inputs[0]) if nchw else self.nhwc(inputs[0])
+        slope_name = self.f32(self.tensor_name(outputs[0]) + "/slope", slope)
+        self.steps(outputs[0], "nchw" if nchw else "nhwc", ("PRelu", [source, slope_name], {}), [])
+
+    def op_DEQUANTIZE(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        value = self.constant(inputs[0])
+        if value is None:
+            raise _Refused(f"it dequantizes the activation '{self.tensor_name(inputs[0])}' "
+                           f"({self._type_name(inputs[0])}); xnorcl converts float32 models")
+        if value.dtype == np.float16:
+            self.values[outputs[0]] = value.astype(np.float32)
+            return
+        q = self.sg.Tensors(inputs[0]).Quantization()
+        if q is None or q.ScaleLength() == 0:
+            raise _Refused(f"constant of type {self._type_name(inputs[0])} without quantization parameters")
+        scale, zero = q.ScaleAsNumpy().astype(np.float64), q.ZeroPointAsNumpy().astype(np.float64)
+        shape = [1] * value.ndim
+        if scale.size > 1:
+            shape[q.QuantizedDimension()] = scale.size
+        real = (value.astype(np.float64) - zero.reshape(shape)) * scale.reshape(shape)
+        self.values[outputs[0]] = real.astype(np.float32)
+
+    def op_QUANTIZE(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        raise _Refused("int8 quantization of activations (xnorcl converts float32 models)")
+
+    # ---- Larq Compute Engine's ops --------------------------------------------------------------------------
+    def lce_options(self, op: Any) -> Dict[str, Any]:
+        raw = op.CustomOptionsAsNumpy()
+        if isinstance(raw, int) or raw.size == 0:
+            return {}
+        return dict(flexbuffers.Loads(raw.tobytes()))
+
+    def op_LceQuantize(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        dims = self.shape(inputs[0])
+        if len(dims) != 4:
+            raise _Refused(f"input {list(dims)} (xnorcl binarizes 4-D NHWC tensors)")
+        base = self.tensor_name(outputs[0])
+        t = self.f32(base + "/zero", np.array([_BELOW_ZERO], np.float32))
+        low, high = self.f32(base + "/minus_one", np.array([-1.0])), self.f32(base + "/plus_one", np.array([1.0]))
+        first = ("FakeQuantize", [self.nchw(inputs[0]), t, t, low, high], {"levels": 2})
+        self.steps(outputs[0], "nchw", first, [], bits=dims[3])
+
+    def op_LceBMaxPool2d(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        o = self.lce_options(op)
+        self.check_options(o, {"padding", "stride_width", "stride_height", "filter_width", "filter_height"})
+        kernel, strides = (int(o["filter_height"]), int(o["filter_width"])), (int(o["stride_height"]),
+                                                                              int(o["stride_width"]))
+        geometry = self.conv_geometry(inputs[0], kernel, strides, (1, 1), int(o["padding"]))
+        del geometry["dilations"]
+        geometry.update({"kernel": list(kernel), "rounding_type": "floor"})
+        channels = self.held_of(inputs[0]).bits
+        # The max of ±1 values is +1 where any is +1: xnorcl's MaxPool on bits (a set bit is +1).
+        self.steps(outputs[0], "nchw", ("MaxPool", [self.bits(inputs[0])], geometry), [], bits=channels)
+
+    def check_options(self, options: Dict[str, Any], known: set) -> None:
+        missing = sorted(k for k in known if k not in options)
+        if missing:
+            raise _Refused(f"custom options lack {', '.join(missing)}")
+
+    def op_LceBconv2d(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        o = self.lce_options(op)
+        self.check_options(o, {"channels_in", "stride_height", "stride_width", "padding"})
+        channels = int(o["channels_in"])
+        if self.held_of(inputs[0]).bits != channels:
+            raise _Refused(f"channels_in {channels} for an input of {self.held_of(inputs[0]).bits} channels")
+        weights = self.lce_filter(inputs[1], channels)  # [O, I, KH, KW], True for +1
+        out_channels = weights.shape[0]
+        strides = (int(o["stride_height"]), int(o["stride_width"]))
+        dilations = (int(o.get("dilation_height_factor", 1)), int(o.get("dilation_width_factor", 1)))
+        pad_values = int(o.get("pad_values", 0))
+        if pad_values not in (0, 1):
+            raise _Refused(f"pad_values {pad_values} (0 or 1)")
+        geometry = self.conv_geometry(inputs[0], weights.shape[2:], strides, dilations, int(o["padding"]))
+        geometry.update({"mode": "xnor-popcount", "pad_value": float(pad_values)})
+        base = self.tensor_name(outputs[0])
+        w_name = self.graph.add_bits(self.fresh(base + "/weights"), list(weights.shape),
+                                     np.packbits(weights.astype(np.uint8).ravel()))
+        first = ("BinaryConvolution", [self.bits(inputs[0]), w_name], geometry)
+        out_type = self.type_of(outputs[0])
+        if out_type == _FLOAT32:
+            # LCE clamps the convolution's sum (its fused activation) before the multiplier and the bias.
+            then = self.activation(int(o.get("fused_activation_function", 0))) + self.post_activation(
+                inputs, base, out_channels)
+            self.steps(outputs[0], "nchw", first, then)
+        elif out_type == _INT32:
+            if pad_values == 0 and any(geometry["pads_begin"] + geometry["pads_end"]):
+                raise _Refused("bit-packed output with zero padding (LCE writes it with pad_values 1 or VALID)")
+            taps = int(np.prod(weights.shape[1:]))
+            self.steps(outputs[0], "nchw", first, self.output_threshold(inputs, base, out_channels, taps),
+                       bits=out_channels)
+        else:
+            raise _Refused(f"output type {self._type_name(outputs[0])} (float32 or bit-packed int32)")
+
+    def lce_filter(self, index: int, channels: int) -> np.ndarray:
+        """The binary filter as xnorcl's [O, I, KH, KW] signs (True for +1), from LCE's bit-packed int32
+        [O, KH, KW, ceil(I/32)] words."""
+        value = self.constant(index)
+        if value is None:
+            raise _Refused("its filter is computed at run time")
+        if value.dtype != np.int32 or value.ndim != 4:
+            raise _Refused(f"filter {list(value.shape)} of type {self._type_name(index)} (LCE's converter "
+                           "writes bit-packed int32 filters)")
+        words = -(-channels // 32)
+        if value.shape[3] != words:
+            # LCE stores a grouped convolution's filter with fewer words than channels_in needs.
+            groups = words // value.shape[3] if value.shape[3] else 0
+            raise _Refused(f"a grouped binary convolution ({groups} groups: filter {list(value.shape)} for "
+                           f"{channels} input channels); xnorcl's has one group")
+        plus = ~_unpack_lce_bits(value, channels)
+        return np.ascontiguousarray(np.transpose(plus, (0, 3, 1, 2)))
+
+    def post_activation(self, inputs: List[int], base: str, channels: int) -> List[Tuple[str, Any, Dict]]:
+        then: List[Tuple[str, Any, Dict]] = []
+        for position, op_type, what in ((2, "Multiply", "multiplier"), (3, "Add", "bias")):
+            if len(inputs) > position and inputs[position] >= 0:
+                value = self.float_constant(inputs[position], f"post-activation {what}")
+                name = self.channel_constant(f"{base}/{what}", value, channels)
+                then.append((op_type, lambda y, n=name: [y, n], {}))
+        return then
+
+    def output_threshold(self, inputs: List[int], base: str, channels: int, taps: int
+                         ) -> List[Tuple[str, Any, Dict]]:
+        """LCE's bit-packed output sets a channel's bit (-1) where the count of differing bits over the
+        window, p, is above the channel's threshold t. xnorcl's BinaryConvolution gives y = K - 2p (K taps,
+        pad_value +1 or no padding: the only forms LCE writes with bit-packed output), so the bit is +1 where
+        y >= K - 2t, that is y > K - 2t - 1: a FakeQuantize with that input threshold."""
+        if len(inputs) <= 4 or inputs[4] < 0:
+            raise _Refused("bit-packed output without output thresholds")
+        thresholds = self.constant(inputs[4])
+        if thresholds is None or thresholds.size != channels:
+            raise _Refused("output thresholds are not a per-channel constant")
+        level = taps - 2.0 * thresholds.astype(np.float64) - 1.0
+        t = self.channel_constant(base + "/threshold", level, channels)
+        low, high = self.f32(base + "/minus_one", np.array([-1.0])), self.f32(base + "/plus_one", np.array([1.0]))
+        return [("FakeQuantize", lambda y: [y, t, t, low, high], {"levels": 2})]
+
+
+def convert(source: str, destination: str) -> Dict[str, Any]:
+    """Converts the LCE TFLite model `source` into the .xnn file `destination`."""
+    with open(source, "rb") as f:
+        data = f.read()
+    try:
+        model = tflite.Model.GetRootAsModel(data, 0)
+        model.SubgraphsLength()
+    except Exception as e:  # the generated accessors raise whatever a truncated buffer gives
+        raise InvalidArgument(f"{source}: not a TFLite flatbuffer: {e}") from None
+    conv = _Converter(model, data)
+    try:
+        conv.run()
+        refuse_all(conv.report.refused)
+    except InvalidArgument as e:
+        raise InvalidArgument(f"{source}: {e}") from None
+    compose_affine_chains(conv.graph, conv.report)
+    write_checked(conv.graph, destination)
+    return conv.report.as_dict(conv.graph)
