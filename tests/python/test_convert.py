@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """xnorcl.convert and xnorcl-convert: the registry of formats by suffix; a format whose converter is not in
-this version (TFLite) is refused with the list of formats, an unknown suffix with the known ones. The OpenVINO
-converter itself is tested in test_openvino_convert.py."""
+this version is refused with the list of formats, an unknown suffix with the known ones. The converters
+themselves are tested in test_openvino_convert.py and test_larq_convert.py."""
 
 import importlib
 import subprocess
@@ -22,15 +22,16 @@ def test_registry_knows_the_formats_and_their_extras():
     assert conversion.format_for("Model.XML").name == "OpenVINO IR"
 
 
-@pytest.mark.parametrize("model", ["model.tflite"])
-def test_known_formats_say_no_converter_is_installed(tmp_path, model):
+def test_a_format_without_its_converter_says_so(tmp_path, monkeypatch):
+    planned = conversion.Format("Some Format", (".some",), "some", ("json",), None)
+    monkeypatch.setattr(conversion, "FORMATS", conversion.FORMATS + (planned,))
     destination = tmp_path / "out.xnn"
     with pytest.raises(xnorcl.ConverterUnavailable) as info:
-        xnorcl.convert(str(tmp_path / model), str(destination))
+        xnorcl.convert(str(tmp_path / "model.some"), str(destination))
     message = str(info.value)
-    assert "has no" in message and "converter yet" in message
+    assert "has no Some Format converter yet" in message
     assert ".xml" in message and ".tflite" in message and "[openvino]" in message and "[tflite]" in message
-    assert message.endswith("Converters installed in this version: OpenVINO IR.")
+    assert message.endswith("Converters installed in this version: OpenVINO IR, Larq Compute Engine TFLite.")
     assert isinstance(info.value, xnorcl.Error)
     assert not destination.exists()
 
@@ -46,13 +47,14 @@ def run_cli(*args):
     )
 
 
-def test_console_script_refuses_with_the_formats(tmp_path):
+def test_console_script_refuses_a_missing_model(tmp_path):
     result = run_cli(str(tmp_path / "model.tflite"), "-o", str(tmp_path / "out.xnn"))
     assert result.returncode == 1
-    assert result.stderr.startswith("xnorcl-convert: ")
-    assert "OpenVINO IR" in result.stderr and "Larq Compute Engine TFLite" in result.stderr
+    assert result.stderr.startswith("xnorcl-convert: ") and "model.tflite: cannot read it" in result.stderr
+    assert not (tmp_path / "out.xnn").exists()
     listed = run_cli("--list-formats")
     assert listed.returncode == 0 and ".tflite" in listed.stdout and ".xml" in listed.stdout
+    assert "OpenVINO IR" in listed.stdout and "Larq Compute Engine TFLite" in listed.stdout
     usage = run_cli()
     assert usage.returncode == 2 and "required" in usage.stderr
 
@@ -65,12 +67,14 @@ def test_console_script_is_installed():
     assert [ep.value for ep in scripts] == ["xnorcl.convert.cli:main"]
 
 
-def test_a_missing_reader_names_the_extra(tmp_path, monkeypatch):
+@pytest.mark.parametrize("model,reader,extra", [("model.xml", "openvino", "openvino"),
+                                                 ("model.tflite", "flatbuffers", "tflite")])
+def test_a_missing_reader_names_the_extra(tmp_path, monkeypatch, model, reader, extra):
     real = conversion.importlib.util.find_spec
     monkeypatch.setattr(
-        conversion.importlib.util, "find_spec", lambda name, *a: None if name == "openvino" else real(name, *a)
+        conversion.importlib.util, "find_spec", lambda name, *a: None if name == reader else real(name, *a)
     )
     destination = tmp_path / "out.xnn"
-    with pytest.raises(xnorcl.ConverterUnavailable, match=r'needs openvino: pip install "xnorcl\[openvino\]"'):
-        xnorcl.convert(str(tmp_path / "model.xml"), str(destination))
+    with pytest.raises(xnorcl.ConverterUnavailable, match=rf'needs {reader}: pip install "xnorcl\[{extra}\]"'):
+        xnorcl.convert(str(tmp_path / model), str(destination))
     assert not destination.exists()

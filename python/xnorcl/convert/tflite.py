@@ -697,8 +697,11 @@ class _Converter:
 
 def convert(source: str, destination: str) -> Dict[str, Any]:
     """Converts the LCE TFLite model `source` into the .xnn file `destination`."""
-    with open(source, "rb") as f:
-        data = f.read()
+    try:
+        with open(source, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise InvalidArgument(f"{source}: cannot read it: {e.strerror}") from None
     try:
         model = tflite.Model.GetRootAsModel(data, 0)
         model.SubgraphsLength()
