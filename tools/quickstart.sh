@@ -64,8 +64,20 @@ python_tests() {
   # CMAKE_ARGS carries XNORCL_CMAKE_ARGS (CI's -DXNORCL_WERROR=ON) into pip's CMake build.
   # The [openvino] extra brings OpenVINO's reader and CPU plugin for the IR converter's conformance tests
   # (about 50 MB from PyPI, half a minute); with CI=true those tests fail rather than skip without it.
-  CMAKE_ARGS="${XNORCL_CMAKE_ARGS:-}" build/venv/bin/pip install --quiet ".[test,openvino]"
-  build/venv/bin/python -m pytest -q tests/python
+  # [all] also brings the TFLite readers (tflite, flatbuffers) for the Larq converter.
+  CMAKE_ARGS="${XNORCL_CMAKE_ARGS:-}" build/venv/bin/pip install --quiet ".[test,all]"
+  # Larq Compute Engine's interpreter reruns the Larq fixtures (tests/python/test_larq_convert.py): its own
+  # environment, as LCE 0.16 wants CPython 3.10-3.12 and numpy < 2 (about 60 MB from PyPI, no TensorFlow).
+  local lce_env=()
+  if python3 -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 12))'; then
+    rm -rf build/venv-lce
+    python3 -m venv build/venv-lce
+    build/venv-lce/bin/pip install --quiet "larq-compute-engine==0.16.0" "numpy<2"
+    lce_env=(XNORCL_LCE_PYTHON="$PWD/build/venv-lce/bin/python")
+  else
+    echo "quickstart: $(python3 --version) has no Larq Compute Engine wheel (3.10-3.12): its rerun is skipped"
+  fi
+  env "${lce_env[@]}" build/venv/bin/python -m pytest -q tests/python
 }
 
 case "${1:-}" in
