@@ -359,14 +359,35 @@ def make_inputs(rng, shape, name):
     return x
 
 
+def write_bench_models(out_dir):
+    for index, (name, builder) in enumerate((("quicknet_small_224", quicknet_small),
+                                             ("birealnet_224", birealnet))):
+        tf.keras.backend.clear_session()
+        tf.keras.utils.set_random_seed(2000 + index)
+        rng = np.random.default_rng(2000 + index)
+        model = builder(hw=224, classes=1000)
+        calib = rng.normal(0.0, 1.0, (2, 224, 224, 3)).astype(np.float32)
+        randomize(model, rng, calib)
+        path = os.path.join(out_dir, name + ".tflite")
+        with open(path, "wb") as f:
+            f.write(lce.convert_keras_model(model))
+        print(f"wrote {path}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out_dir")
     ap.add_argument("--only", nargs="*", help="case names to regenerate (default: all)")
     ap.add_argument("--with-birealnet", action="store_true",
                     help="also write birealnet_96 (about 2.2 MB, so not committed by default)")
+    ap.add_argument("--bench", action="store_true",
+                    help="write only the full-size models that tools/compare_lce.py times (QuickNet-Small "
+                         "and Bi-Real Net at 224x224, 1000 classes, random batch-norm statistics; no outputs)")
     args = ap.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
+    if args.bench:
+        write_bench_models(args.out_dir)
+        return
     vers = versions()
     vers_arr = np.array([f"{k}={v}" for k, v in vers.items()])
     manifest_path = os.path.join(args.out_dir, "MANIFEST.json")
