@@ -38,6 +38,16 @@ class Report:
         }
 
 
+def unique_name(base: str, taken: set) -> str:
+    """`base`, or `base#2`, `base#3`, ... : the first not in `taken`, which it joins."""
+    name, k = base, 1
+    while name in taken:
+        k += 1
+        name = f"{base}#{k}"
+    taken.add(name)
+    return name
+
+
 def refuse_all(refused: List[str]) -> None:
     """Raises the refusal that lists everything the model needs that xnorcl lacks (nothing is written)."""
     if not refused:

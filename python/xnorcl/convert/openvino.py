@@ -17,7 +17,7 @@ import openvino as ov
 
 from .._xnorcl import InvalidArgument
 from . import xnn
-from ._common import Report, compose_affine_chains, refuse_all, write_checked
+from ._common import Report, compose_affine_chains, refuse_all, unique_name, write_checked
 
 # OpenVINO op -> (xnorcl op, attributes passed on). Binary and pre-transform ops are handled apart.
 _FLOAT_OPS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
@@ -95,21 +95,11 @@ class _Converter:
             base = output.get_any_name() if names else output.get_node().get_friendly_name()
             if not names and output.get_node().get_output_size() > 1:
                 base += f":{output.get_index()}"
-            name, k = base, 1
-            while name in self.taken:
-                k += 1
-                name = f"{base}#{k}"
-            self.taken.add(name)
-            self.names[key] = name
+            self.names[key] = unique_name(base, self.taken)
         return self.names[key]
 
     def fresh(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.taken:
-            k += 1
-            name = f"{base}#{k}"
-        self.taken.add(name)
-        return name
+        return unique_name(base, self.taken)
 
     def constant(self, output: Any) -> Optional[np.ndarray]:
         return self.values.get(self._key(output))

@@ -28,7 +28,7 @@ from flatbuffers import flexbuffers
 
 from .._xnorcl import InvalidArgument
 from . import xnn
-from ._common import Report, compose_affine_chains, refuse_all, write_checked
+from ._common import Report, compose_affine_chains, refuse_all, unique_name, write_checked
 
 # tflite.TensorType values
 _FLOAT32, _FLOAT16, _INT32, _INT8, _INT64, _UINT8 = 0, 1, 2, 9, 4, 3
@@ -137,12 +137,7 @@ class _Converter:
         return value
 
     def fresh(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.taken:
-            k += 1
-            name = f"{base}#{k}"
-        self.taken.add(name)
-        return name
+        return unique_name(base, self.taken)
 
     def held_of(self, index: int) -> _Held:
         if index in self.pending_pad:
@@ -203,11 +198,7 @@ class _Converter:
 
     def node(self, name: str, op: str, inputs: List[str], output: str, attrs: Optional[Dict[str, Any]] = None
              ) -> str:
-        node_name, k = name, 1
-        while node_name in self.node_names:
-            k += 1
-            node_name = f"{name}#{k}"
-        self.node_names.add(node_name)
+        node_name = unique_name(name, self.node_names)
         self.graph.nodes.append(xnn.Node(node_name, op, inputs, [output], dict(attrs or {})))
         return output
 
