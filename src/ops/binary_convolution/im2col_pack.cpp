@@ -95,106 +95,51 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, InputType i
     events.emplace_back(l.kernel, e);
     return e;
   };
-  if (d.bit_rows) {
-    cl::Kernel& k = uint8_input ? row_u8_ : row_f32_;
-    const cl::Event binarized = cl_call(
-        [&] {
-          cl_uint i = 0;
-          k.setArg(i++, input);
-          k.setArg(i++, packed);
-          k.setArg(i++, threshold_keys);
-          for (int v : {d.C_IN, d.H, d.W, d.Rw, c.n0, c.iy_first, c.iy_count}) {
-            k.setArg(i++, static_cast<cl_int>(v));
-          }
-          k.setArg(i++, pad_bit);
-          return run(k, ls[0], wait);
-        },
-        std::string("enqueueing ") + ls[0].kernel);
-    const std::vector<cl::Event> after(1, binarized);
+  // Sets a kernel's arguments in order, the buffers and then each scalar as 32 bits (the kernels' int and
+  // uint parameters alike), and launches it.
+  auto launch = [&](cl::Kernel& k, const Plan::Launch& l, const std::vector<cl::Event>* wait_list,
+                    std::initializer_list<const cl::Buffer*> buffers,
+                    std::initializer_list<std::int64_t> scalars) {
     return cl_call(
         [&] {
           cl_uint i = 0;
-          rows_.setArg(i++, packed);
-          rows_.setArg(i++, patches);
-          for (int v : {d.C_IN, d.H, d.KH, d.KW, d.stride_y, d.stride_x, d.dilation_y, d.pad_top, d.pad_left,
-                        d.OW, d.Kw, c.oy0, c.rows, c.iy_first, c.iy_count, d.Rw, c.P, c.P_pad}) {
-            rows_.setArg(i++, static_cast<cl_int>(v));
-          }
-          rows_.setArg(i++, pad_bit);
-          const std::int64_t runs = output_runs(d, c);
-          rows_.setArg(i++, static_cast<cl_int>(runs / (std::int64_t(c.n_count) * c.rows)));
-          rows_.setArg(i++, static_cast<cl_int>(runs));
-          return run(rows_, ls[1], &after);
+          for (const cl::Buffer* b : buffers) k.setArg(i++, *b);
+          for (std::int64_t v : scalars) k.setArg(i++, static_cast<cl_int>(v));
+          return run(k, l, wait_list);
         },
-        std::string("enqueueing ") + ls[1].kernel);
+        std::string("enqueueing ") + l.kernel);
+  };
+  const std::int64_t runs = output_runs(d, c);
+  const std::int64_t runs_per_row = runs / (std::int64_t(c.n_count) * c.rows);
+  if (d.bit_rows) {
+    const std::vector<cl::Event> after(
+        1, launch(uint8_input ? row_u8_ : row_f32_, ls[0], wait, {&input, &packed, &threshold_keys},
+                  {d.C_IN, d.H, d.W, d.Rw, c.n0, c.iy_first, c.iy_count, pad_bit}));
+    return launch(rows_, ls[1], &after, {&packed, &patches},
+                  {d.C_IN,     d.H,        d.KH, d.KW,    d.stride_y, d.stride_x,   d.dilation_y,
+                   d.pad_top,  d.pad_left, d.OW, d.Kw,    c.oy0,      c.rows,       c.iy_first,
+                   c.iy_count, d.Rw,       c.P,  c.P_pad, pad_bit,    runs_per_row, runs});
   }
   if (!d.channel_packed) {
-    cl::Kernel& k = uint8_input ? u8_ : f32_;
-    return cl_call(
-        [&] {
-          cl_uint i = 0;
-          k.setArg(i++, input);
-          k.setArg(i++, patches);
-          k.setArg(i++, threshold_keys);
-          for (int v : {d.C_IN, d.H, d.W, d.KH, d.KW, d.stride_y, d.stride_x, d.dilation_y, d.dilation_x,
-                        d.pad_top, d.pad_left, d.OW, d.K, c.n0, c.oy0, c.rows, c.P, c.P_pad}) {
-            k.setArg(i++, static_cast<cl_int>(v));
-          }
-          k.setArg(i++, pad_bit);
-          return run(k, ls[0], wait);
-        },
-        std::string("enqueueing ") + ls[0].kernel);
+    return launch(uint8_input ? u8_ : f32_, ls[0], wait, {&input, &patches, &threshold_keys},
+                  {d.C_IN, d.H, d.W, d.KH, d.KW, d.stride_y, d.stride_x, d.dilation_y, d.dilation_x,
+                   d.pad_top, d.pad_left, d.OW, d.K, c.n0, c.oy0, c.rows, c.P, c.P_pad, pad_bit});
   }
   if (input_type == InputType::Packed) {
-    return cl_call(
-        [&] {
-          cl_uint i = 0;
-          units_.setArg(i++, input);
-          units_.setArg(i++, patches);
-          const int units = d.KH * d.KW * d.Cw;
-          for (int v : {d.C_IN, d.H, d.W, d.KW, d.stride_y, d.stride_x, d.dilation_y, d.dilation_x, d.pad_top,
-                        d.pad_left, d.OW, d.Cw, units, c.n0, c.oy0, c.rows, c.P, c.P_pad}) {
-            units_.setArg(i++, static_cast<cl_int>(v));
-          }
-          units_.setArg(i++, pad_bit);
-          const std::int64_t runs = output_runs(d, c);
-          units_.setArg(i++, static_cast<cl_int>(runs / (std::int64_t(c.n_count) * c.rows)));
-          units_.setArg(i++, static_cast<cl_int>(runs));
-          return run(units_, ls[0], wait);
-        },
-        std::string("enqueueing ") + ls[0].kernel);
+    const int units = d.KH * d.KW * d.Cw;
+    return launch(units_, ls[0], wait, {&input, &patches},
+                  {d.C_IN,       d.H,       d.W,        d.KW,    d.stride_y, d.stride_x,   d.dilation_y,
+                   d.dilation_x, d.pad_top, d.pad_left, d.OW,    d.Cw,       units,        c.n0,
+                   c.oy0,        c.rows,    c.P,        c.P_pad, pad_bit,    runs_per_row, runs});
   }
-  cl::Kernel& k = uint8_input ? channel_u8_ : channel_f32_;
-  const cl::Event binarized = cl_call(
-      [&] {
-        cl_uint i = 0;
-        k.setArg(i++, input);
-        k.setArg(i++, packed);
-        k.setArg(i++, threshold_keys);
-        const auto runs = static_cast<int>(channel_pack_runs(d, c));
-        for (int v : {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, runs / c.n_count, runs}) {
-          k.setArg(i++, static_cast<cl_int>(v));
-        }
-        return run(k, ls[0], wait);
-      },
-      std::string("enqueueing ") + ls[0].kernel);
-  const std::vector<cl::Event> after(1, binarized);
-  return cl_call(
-      [&] {
-        cl_uint i = 0;
-        words_.setArg(i++, packed);
-        words_.setArg(i++, patches);
-        for (int v : {d.C_IN, d.H, d.W, d.KW, d.stride_y, d.stride_x, d.dilation_y, d.dilation_x, d.pad_top,
-                      d.pad_left, d.OW, d.Cw, c.oy0, c.rows, c.iy_first, c.iy_count, c.P, c.P_pad}) {
-          words_.setArg(i++, static_cast<cl_int>(v));
-        }
-        words_.setArg(i++, pad_bit);
-        const std::int64_t runs = output_runs(d, c);
-        words_.setArg(i++, static_cast<cl_int>(runs / (std::int64_t(c.n_count) * c.rows)));
-        words_.setArg(i++, static_cast<cl_int>(runs));
-        return run(words_, ls[1], &after);
-      },
-      std::string("enqueueing ") + ls[1].kernel);
+  const auto pack_runs = channel_pack_runs(d, c);
+  const std::vector<cl::Event> after(
+      1, launch(uint8_input ? channel_u8_ : channel_f32_, ls[0], wait, {&input, &packed, &threshold_keys},
+                {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, pack_runs / c.n_count, pack_runs}));
+  return launch(words_, ls[1], &after, {&packed, &patches},
+                {d.C_IN,       d.H,        d.W,        d.KW,    d.stride_y, d.stride_x,   d.dilation_y,
+                 d.dilation_x, d.pad_top,  d.pad_left, d.OW,    d.Cw,       c.oy0,        c.rows,
+                 c.iy_first,   c.iy_count, c.P,        c.P_pad, pad_bit,    runs_per_row, runs});
 }
 
 }  // namespace xnorcl::detail
