@@ -181,9 +181,10 @@ Graph finish(Builder& b, const std::string& x, std::int64_t channels, const Mode
   return std::move(b.graph);
 }
 
-}  // namespace
-
-Graph bireal18(const ModelOptions& o) {
+// The stem, four stages of `units` residual units each (the first unit of stages 2-4 halves the resolution),
+// and the head. unit(b, name, x, c_in, c_out, stride) adds one unit and returns its output.
+template <typename Unit>
+Graph residual_network(const ModelOptions& o, int units, const std::string& unit_name, const Unit& unit) {
   check_options(o);
   const std::vector<std::int64_t> widths = stage_widths(o.width_divisor);
   Builder b(o.seed);
@@ -191,51 +192,55 @@ Graph bireal18(const ModelOptions& o) {
   std::string x = b.stem("input", widths[0]);
   std::int64_t c_in = widths[0];
   for (int stage = 0; stage < 4; ++stage) {
-    for (int conv = 0; conv < 4; ++conv) {
-      const std::string name = "stage" + std::to_string(stage + 1) + ".conv" + std::to_string(conv + 1);
+    for (int u = 0; u < units; ++u) {
+      const std::string name = "stage" + std::to_string(stage + 1) + "." + unit_name + std::to_string(u + 1);
       const std::int64_t c_out = widths[static_cast<std::size_t>(stage)];
-      const std::int64_t stride = stage > 0 && conv == 0 ? 2 : 1;
-      std::string shortcut = x;
-      if (stride == 2) {
-        shortcut = b.pool(name + ".down.pool", "AvgPool", x, 2, 2, 0);
-        shortcut = b.batch_norm(name + ".down.bn",
-                                b.float_conv(name + ".down.conv", shortcut, c_in, c_out, 1, 1), c_out);
-      }
-      const std::string bits = b.sign(name + ".sign", x, c_in);
-      const std::string y =
-          b.batch_norm(name + ".bn", b.binary_conv(name, bits, c_in, c_out, stride, 0.0), c_out);
-      x = b.node(name + ".add", "Add", {y, shortcut});
+      x = unit(b, name, x, c_in, c_out, stage > 0 && u == 0 ? 2 : 1);
       c_in = c_out;
     }
   }
   return finish(b, x, c_in, o);
 }
 
+}  // namespace
+
+// Bi-Real Net: a real-valued shortcut around every binary convolution; downsampling shortcuts average-pool,
+// then a float 1x1 convolution.
+Graph bireal18(const ModelOptions& o) {
+  return residual_network(
+      o, 4, "conv",
+      [](Builder& b, const std::string& name, const std::string& x, std::int64_t c_in, std::int64_t c_out,
+         std::int64_t stride) {
+        std::string shortcut = x;
+        if (stride == 2) {
+          shortcut = b.pool(name + ".down.pool", "AvgPool", x, 2, 2, 0);
+          shortcut = b.batch_norm(name + ".down.bn",
+                                  b.float_conv(name + ".down.conv", shortcut, c_in, c_out, 1, 1), c_out);
+        }
+        const std::string bits = b.sign(name + ".sign", x, c_in);
+        const std::string y =
+            b.batch_norm(name + ".bn", b.binary_conv(name, bits, c_in, c_out, stride, 0.0), c_out);
+        return b.node(name + ".add", "Add", {y, shortcut});
+      });
+}
+
+// Binary ResNet-18: basic blocks of two binary convolutions; downsampling shortcuts are a strided float 1x1
+// convolution.
 Graph resnet18_binary(const ModelOptions& o) {
-  check_options(o);
-  const std::vector<std::int64_t> widths = stage_widths(o.width_divisor);
-  Builder b(o.seed);
-  b.graph.inputs.push_back({"input", {o.batch, 3, o.height, o.width}});
-  std::string x = b.stem("input", widths[0]);
-  std::int64_t c_in = widths[0];
-  for (int stage = 0; stage < 4; ++stage) {
-    for (int block = 0; block < 2; ++block) {
-      const std::string name = "stage" + std::to_string(stage + 1) + ".block" + std::to_string(block + 1);
-      const std::int64_t c_out = widths[static_cast<std::size_t>(stage)];
-      const std::int64_t stride = stage > 0 && block == 0 ? 2 : 1;
-      std::string shortcut = x;
-      if (stride == 2)
-        shortcut =
-            b.batch_norm(name + ".down.bn", b.float_conv(name + ".down.conv", x, c_in, c_out, 1, 2), c_out);
-      std::string h = b.sign(name + ".sign1", x, c_in);
-      h = b.batch_norm(name + ".bn1", b.binary_conv(name + ".conv1", h, c_in, c_out, stride, -1.0), c_out);
-      h = b.sign(name + ".sign2", h, c_out);
-      h = b.batch_norm(name + ".bn2", b.binary_conv(name + ".conv2", h, c_out, c_out, 1, -1.0), c_out);
-      x = b.node(name + ".add", "Add", {h, shortcut});
-      c_in = c_out;
-    }
-  }
-  return finish(b, x, c_in, o);
+  return residual_network(
+      o, 2, "block",
+      [](Builder& b, const std::string& name, const std::string& x, std::int64_t c_in, std::int64_t c_out,
+         std::int64_t stride) {
+        std::string shortcut = x;
+        if (stride == 2)
+          shortcut =
+              b.batch_norm(name + ".down.bn", b.float_conv(name + ".down.conv", x, c_in, c_out, 1, 2), c_out);
+        std::string h = b.sign(name + ".sign1", x, c_in);
+        h = b.batch_norm(name + ".bn1", b.binary_conv(name + ".conv1", h, c_in, c_out, stride, -1.0), c_out);
+        h = b.sign(name + ".sign2", h, c_out);
+        h = b.batch_norm(name + ".bn2", b.binary_conv(name + ".conv2", h, c_out, c_out, 1, -1.0), c_out);
+        return b.node(name + ".add", "Add", {h, shortcut});
+      });
 }
 
 }  // namespace xnorcl
