@@ -494,19 +494,24 @@ def test_float_ops_network(tmp_path):
     pooled = ops.avg_pool(t, [1, 1], [1, 1], [1, 1], [3, 3], False)
     pooled = ops.avg_pool(pooled, [1, 1], [1, 1], [1, 1], [3, 3], True)
     t = ops.concat([ops.relu(g), pooled], 1)
+    # Transposes with constant orders, as in an IR from TensorFlow: one an output of its own (NHWC).
+    nhwc = named(ops.transpose(t, ops.constant(np.array([0, 2, 3, 1], np.int64))), "nhwc")
+    t = ops.transpose(ops.transpose(t, ops.constant(np.array([0, 3, 2, 1], np.int64))),
+                      ops.constant(np.array([0, 3, 2, 1], np.int32)))
     t = ops.max_pool(t, [2, 2], [1, 1], [0, 0], [0, 0], [2, 2], "ceil").output(0)
     t = ops.reduce_mean(t, ops.constant(np.array([-2, -1], np.int64)), True)
     t = ops.squeeze(t, ops.constant(np.array([2, 3], np.int64)))
     t = ops.multiply(ops.matmul(t, f(16, 5), False, False), f(5))
     probabilities = named(ops.softmax(t, -1), "probabilities")
     flat = named(ops.unsqueeze(t, ops.constant(np.array([2], np.int64))), "scores")
-    model = ov.Model([probabilities, flat], [x])
+    model = ov.Model([probabilities, flat, nhwc], [x])
     path, report = converted(model, tmp_path)
     assert report["fused"] == [] and report["mapped"]["GroupConvolution -> GroupConvolution"] == 1
+    assert report["mapped"]["Transpose -> Transpose"] == 3
     data = rng.standard_normal((2, 4, 12, 12)).astype(np.float32)
     theirs = openvino_outputs(model, {"pixels": data})
     got = xnorcl_outputs(path, runtime_for(None), {"pixels": data})
-    for name in ("probabilities", "scores"):
+    for name in ("probabilities", "scores", "nhwc"):
         assert got[name].shape == theirs[name].shape
         assert np.max(np.abs(got[name] - theirs[name])) <= 1e-4 * np.max(np.abs(theirs[name])), name
 

@@ -34,6 +34,7 @@ _FLOAT_OPS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     "ReduceMean": ("ReduceMean", ("keep_dims",)),
     "Softmax": ("Softmax", ("axis",)),
     "Concat": ("Concat", ("axis",)),
+    "Transpose": ("Transpose", ()),
 }
 _POOL = ("kernel", "strides", "pads_begin", "pads_end", "auto_pad", "rounding_type")
 # Ops that only change a tensor's shape: one xnorcl Reshape to OpenVINO's inferred output shape.
