@@ -492,6 +492,9 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
 //     from 32 bytes and store them: each output word has exactly one writer, no atomics, deterministic.
 //   In the Global variant a block beyond P or M skips the accumulation rather than returning (the loop is
 //   shared with the Local variant's structure; it stores nothing for such a block).
+// In modes 0, 1 and 3 the value is first clamped: value < clamp_lo ? clamp_lo : (value > clamp_hi ? clamp_hi :
+// value) (BinaryConvolution::Options::clamp_low/high, OpenVINO Clamp; -INFINITY and +INFINITY: none, the value
+// unchanged). Mode 2's rules have the clamp composed in by the host (clamp is monotone).
 // Output buffers: y is written in modes 0/1/3 only, words in mode 2 only (the host passes a buffer that is
 // never written for the other); shortcut is read in mode 3 only.
 
@@ -524,7 +527,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
     const int column_classes, const int out_mode, __global const float* restrict scale,
     __global const float* restrict bias, __global const uint* restrict keys, __global const uint* restrict modes,
-    const int Cw_out, __global const float* restrict shortcut) {
+    const int Cw_out, __global const float* restrict shortcut, const float clamp_lo, const float clamp_hi) {
 #if FUSED_PACKS
   __local uchar flags[TILE_N * TILE_M];  // [column][channel]: one bit per byte
 #endif
@@ -601,7 +604,8 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
         for (int i = 0; i < TM; ++i) {
           const int o = o_first + i * o_step;
           if (o < M) {
-            const float value = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
+            const float y_o = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
+            const float value = y_o < clamp_lo ? clamp_lo : (y_o > clamp_hi ? clamp_hi : y_o);
             const ulong index = ((ulong)(n0 + image) * (ulong)M + (ulong)o) * OHW + column;
             const float scaled = out_mode == 0 ? value : fma(scale[o], value, bias[o]);
             y[index] = out_mode == 3 ? scaled + shortcut[index] : scaled;

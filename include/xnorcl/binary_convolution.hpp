@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -126,6 +127,22 @@ class BinaryConvolution {
     // separate pass over memory. The shortcut is a device buffer given to the three-buffer enqueue();
     // run() and the two-buffer enqueue() refuse such a layer.
     bool add_shortcut = false;
+    // A clamp of the convolution's float result Y before anything else in the epilogue (the fused
+    // activation of a Larq/LCE binary convolution, applied to the sum before its multiplier and bias):
+    // Y' = Y < clamp_low ? clamp_low : (Y > clamp_high ? clamp_high : Y) (OpenVINO Clamp; a Relu is
+    // clamp_low 0, RELU6 0..6, RELU_N1_TO_1 -1..1), then Y' goes out as the output choice says: Float
+    // writes Y' (through xnor_gemm_fused), ScaleBias writes fmaf(scale[o], Y', bias[o]) (+ the shortcut),
+    // Packed writes threshold_bit(Y', thresholds[o]) (the clamp is composed into each rule on the host:
+    // clamp is monotone, so the bit stays one threshold of Y; nothing more is done per value). Exact: min
+    // and max of floats, no rounding. Y is never NaN or -0 (an integer, or the pad fold's fmaf at a border
+    // position), so a Relu (Y > 0 ? Y : 0) and the clamp to [0, +inf] agree bit for bit. The defaults
+    // (-inf, +inf) mean no clamp; neither bound may be NaN, and clamp_low <= clamp_high.
+    float clamp_low = -std::numeric_limits<float>::infinity();
+    float clamp_high = std::numeric_limits<float>::infinity();
+    bool clamped() const {
+      return clamp_low != -std::numeric_limits<float>::infinity() ||
+             clamp_high != std::numeric_limits<float>::infinity();
+    }
   };
 
   // Checks attributes and shapes as OpenVINO does and resolves padding; throws InvalidArgument naming the

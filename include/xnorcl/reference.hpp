@@ -19,6 +19,12 @@ std::vector<float> reference_binary_convolution(const float* x, const Shape& x_s
 std::vector<float> reference_binary_convolution(const std::uint8_t* x, const Shape& x_shape, const Filter& f,
                                                 const BinaryConvolution::Attributes& a);
 
+// BinaryConvolution::Options::clamp_low/high as the layer applies it to Y before its output choice: each
+// value y < low ? low : (y > high ? high : y) (OpenVINO Clamp; NaN stays NaN). Throws InvalidArgument for a
+// NaN bound or low > high. reference_scale_bias and pack_activations of the result give the layer's other
+// outputs.
+std::vector<float> reference_clamp(const std::vector<float>& y, float low, float high);
+
 // The input bit rule: x > t, exact IEEE comparison (subnormals count as themselves), NaN is false.
 bool input_bit(float x, float threshold) noexcept;
 

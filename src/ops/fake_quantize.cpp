@@ -181,8 +181,12 @@ std::vector<Threshold> fake_quantize_rules_after(const NodeView& v, const std::v
   for (std::size_t c = 0; c < channels; ++c) {
     const float s = scale[c], b = bias[c];
     rules.push_back(monotone_rule([&](float y) {
+      // The input is a convolution's output, always finite: +-inf is taken as +-FLT_MAX, the same bit as
+      // every finite value beyond it. (At +-inf itself a zero scale gives NaN, bit 0, which would make the
+      // bit look non-monotone and the rule constant 0 where the finite inputs give 1.)
+      const float x = std::isinf(y) ? std::copysign(std::numeric_limits<float>::max(), y) : y;
       // The graph's Multiply then Add, each rounded once (the library builds with -ffp-contract=off).
-      const float z = y * s;
+      const float z = x * s;
       return fake_quantize_value(z + b, r.in_low(c), r.in_high(c), r.out_low(c), r.out_high(c)) > 0;
     }));
   }

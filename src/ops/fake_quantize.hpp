@@ -16,7 +16,8 @@ namespace xnorcl::ops {
 std::vector<Threshold> fake_quantize_rules(const NodeView& node);
 // The same bits for an input y that first went through a per-channel Multiply by scale[c] and an Add of
 // bias[c] (each rounded to float, as the graph's ops do): one rule per channel on y itself. Exact: the bit
-// is monotone in y (non-decreasing for scale > 0, non-increasing for scale < 0), so it is one threshold.
+// is monotone in y (non-decreasing for scale > 0, non-increasing for scale < 0, constant for scale 0), so it
+// is one threshold. Exact for finite y (a convolution's output; at +-inf a zero scale would give NaN).
 std::vector<Threshold> fake_quantize_rules_after(const NodeView& node, const std::vector<float>& scale,
                                                  const std::vector<float>& bias);
 // The rule whose bit is bit(x) for every non-NaN x, for a bit that is a monotone function of x (found by

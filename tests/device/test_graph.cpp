@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Graphs on the device against the host reference graph, on both variants: binary chains with the
-// conv -> FakeQuantize -> MaxPool fusion, every tensor the device computed compared.
+// conv -> FakeQuantize -> MaxPool fusion and the conv -> Relu/Clamp -> batch-norm -> residual Add or
+// FakeQuantize fusion, every tensor the device computed compared.
 #include <catch2/catch.hpp>
 
 #include "device_support.hpp"
@@ -63,6 +64,119 @@ TEST_CASE("graph: binary chain with fused sign and max-pool (local)", "[local]")
 }
 TEST_CASE("graph: binary chain with fused sign and max-pool (global)", "[global]") {
   binary_chain_case(Variant::Global);
+}
+
+// Per-channel constants [1, c, 1, 1] of multiples of `step` in [-limit, limit]: products and sums with the
+// convolution's integer (or half-integer, pad_value 0.5) results are exact, so the fused fmaf and the
+// separate Multiply and Add agree bit for bit and the comparison can be bitwise.
+std::string add_exact_constant(Graph& g, const std::string& name, std::int64_t c, float step, int limit,
+                               std::mt19937& rng) {
+  std::uniform_int_distribution<int> k(-limit, limit);
+  std::vector<float> v(static_cast<std::size_t>(c));
+  for (float& x : v) x = static_cast<float>(k(rng)) * step;
+  g.constants[name] = Constant::f32({1, c, 1, 1}, v);
+  return name;
+}
+
+Tensor exact_input(const Dims& dims, std::mt19937& rng) {
+  Tensor t;
+  t.dims = dims;
+  std::uniform_int_distribution<int> k(-64, 64);
+  t.values.resize(static_cast<std::size_t>(dims_product(dims)));
+  for (float& x : t.values) x = static_cast<float>(k(rng)) * 0.0625f;
+  return t;
+}
+
+// x -> sign0 -> conv1 -> act (Relu, Clamp, or none) -> Multiply -> Add -> then either a residual Add of the
+// input `skip` (tail 'R') or a sign and conv2 on the packed bits (tail 'Q'). With `second_reader`, the
+// activation's output is also read by another node, so it must be stored: the activation still fuses into
+// the convolution (whose own output has one reader), the Multiply and what follows do not.
+Graph activation_chain(std::mt19937& rng, const std::string& act, char tail, bool second_reader,
+                       std::int64_t c_in, std::int64_t c_out, double pad_value) {
+  Graph g;
+  const Dims y_dims{2, c_out, 9, 7};
+  g.inputs.push_back({"x", {2, c_in, 9, 7}});
+  g.inputs.push_back({"skip", y_dims});
+  std::uniform_real_distribution<float> t(-0.3f, 0.3f);
+  std::vector<float> t_in(static_cast<std::size_t>(c_in));
+  for (float& v : t_in) v = t(rng);
+  std::string s = add_sign(g, "sign0", "x", t_in);
+  s = add_binary_conv(g, "conv1", s, c_in, c_out, 3, pad_value, rng);
+  const std::string a = act == "Relu"    ? add_node(g, "act1", "Relu", {s})
+                        : act == "Clamp" ? add_node(g, "act1", "Clamp", {s}, {{"min", -2.0}, {"max", 3.5}})
+                                         : s;
+  s = add_node(g, "bn1.scale", "Multiply", {a, add_exact_constant(g, "bn1.s", c_out, 0.125f, 16, rng)});
+  s = add_node(g, "bn1.shift", "Add", {s, add_exact_constant(g, "bn1.b", c_out, 0.25f, 12, rng)});
+  if (tail == 'R') {
+    s = add_node(g, "res1", "Add", {s, "skip"});
+  } else {
+    std::vector<float> t_mid(static_cast<std::size_t>(c_out));
+    for (float& v : t_mid) v = std::round(t(rng) * 10) * 0.125f;
+    s = add_sign(g, "sign1", s, t_mid);
+    s = add_binary_conv(g, "conv2", s, c_out, 5, 3, -1.0, rng);
+  }
+  g.outputs = {s};
+  if (second_reader) g.outputs.push_back(add_node(g, "other", "Multiply", {a, "skip"}));
+  return g;
+}
+
+void activation_fusion_case(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(23);
+  for (double pad_value : {0.0, -1.0, 1.0, 0.5}) {
+    for (const std::string act : {"Relu", "Clamp", "none"}) {
+      for (char tail : {'R', 'Q'}) {
+        for (std::int64_t c_in : {3, 40}) {
+          const std::int64_t c_out = c_in == 3 ? 37 : 33;
+          INFO("pad_value " << pad_value << ", " << act << ", tail " << tail << ", c_in " << c_in);
+          const Graph g = activation_chain(rng, act, tail, false, c_in, c_out, pad_value);
+          Model model(rt, g);
+          INFO(model.plan().to_string());
+          CHECK(model.plan().variant == variant);
+          // The whole chain after the sign is one step: conv -> clamp -> scale, bias -> shortcut or sign.
+          // (Without the activation: the batch-norm before the sign has zero scales in some channels,
+          // whose rule is a constant bit.)
+          const std::string head = act == "none" ? "conv1" : "conv1+act1";
+          if (tail == 'R') {
+            REQUIRE(model.plan().steps.size() == 2);
+            CHECK(model.plan().steps[1].node == head + "+bn1.scale+bn1.shift+res1");
+          } else {
+            REQUIRE(model.plan().steps.size() == 3);
+            CHECK(model.plan().steps[1].node == head + "+bn1.scale+bn1.shift+sign1");
+          }
+          check_graph(
+              rt, g,
+              {{"x", random_input({2, c_in, 9, 7}, rng)}, {"skip", exact_input({2, c_out, 9, 7}, rng)}});
+        }
+      }
+    }
+  }
+  // The activation's output has a second reader: it is stored (the clamped Float output of the
+  // convolution's step), and the Multiply, Add and residual Add run as their own steps.
+  for (const std::string act : {"Relu", "Clamp"}) {
+    INFO(act << " with a second reader");
+    const Graph g = activation_chain(rng, act, 'R', true, 40, 33, 0.5);
+    Model model(rt, g);
+    INFO(model.plan().to_string());
+    bool conv_act = false, scale_alone = false;
+    for (const auto& step : model.plan().steps) {
+      conv_act = conv_act || step.node == "conv1+act1";
+      scale_alone = scale_alone || step.node == "bn1.scale";
+    }
+    CHECK(conv_act);
+    CHECK(scale_alone);
+    CHECK(model.plan().steps.size() == 6);
+    check_graph(rt, g, {{"x", random_input({2, 40, 9, 7}, rng)}, {"skip", exact_input({2, 33, 9, 7}, rng)}});
+  }
+}
+
+TEST_CASE("graph: Relu/Clamp, batch-norm and residual Add or sign fused after a binary conv (local)",
+          "[local]") {
+  activation_fusion_case(Variant::Local);
+}
+TEST_CASE("graph: Relu/Clamp, batch-norm and residual Add or sign fused after a binary conv (global)",
+          "[global]") {
+  activation_fusion_case(Variant::Global);
 }
 
 }  // namespace

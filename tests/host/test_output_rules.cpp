@@ -177,3 +177,35 @@ TEST_CASE("output rules: the input thresholds as order keys, key(0) where none a
         std::vector<cl_uint>{detail::float_order_key(0.5f), detail::float_order_key(-kInf)});
   CHECK(detail::float_order_key(-0.0f) == detail::float_order_key(0.0f));
 }
+
+TEST_CASE("output rules: a clamp composed into a rule gives the bit of the clamped value", "[output_rules]") {
+  Rng rng(77);
+  const std::vector<float> specials = special_values();
+  std::vector<float> ys = specials;
+  for (int i = 0; i < 400; ++i) ys.push_back((rng.unit() - 0.5f) * float(rng.uniform(1, 50)));
+  for (int i = -12; i <= 12; ++i) ys.push_back(0.5f * static_cast<float>(i));
+  int constant = 0, kept = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const Threshold rule = random_rule(rng, specials);
+    float lo = 0, hi = 0;
+    do {
+      lo = rng.chance(30) ? rng.pick(specials) : static_cast<float>(rng.uniform(-8, 8)) * 0.5f;
+      hi = rng.chance(30) ? rng.pick(specials) : static_cast<float>(rng.uniform(-8, 8)) * 0.5f;
+      if (rng.chance(10)) lo = -kInf;
+      if (rng.chance(10)) hi = kInf;
+    } while (detail::float_is_nan(lo) || detail::float_is_nan(hi) || !(lo <= hi));
+    const Threshold composed = detail::clamped_rule(rule, lo, hi);
+    constant += composed.mode != rule.mode;
+    kept += composed.mode == rule.mode;
+    const std::vector<float> clamped = reference_clamp(ys, lo, hi);
+    for (std::size_t i = 0; i < ys.size(); ++i) {
+      INFO(rule_text(rule) << " clamp [" << test::float_text(lo) << ", " << test::float_text(hi) << "] y "
+                           << test::float_text(ys[i]));
+      REQUIRE(threshold_bit(ys[i], composed) == threshold_bit(clamped[i], rule));
+      // What the kernels test: the composed rule's key interval.
+      REQUIRE(in_keys(ys[i], detail::key_interval(composed)) == threshold_bit(clamped[i], rule));
+    }
+  }
+  CHECK(constant > 100);
+  CHECK(kept > 100);
+}

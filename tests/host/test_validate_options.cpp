@@ -70,3 +70,36 @@ TEST_CASE("validate_options: refusals name the problem and the values", "[valida
   o.max_pool.reset();
   CHECK_THROWS_WITH(detail::validate_options(a, o, 3), "BinaryConvolution: unknown Output::Kind 5");
 }
+
+TEST_CASE("validate_options: the clamp bounds are numbers with low <= high", "[validate_options]") {
+  BinaryConvolution::Attributes a;
+  BinaryConvolution::Options o;
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK_FALSE(o.clamped());
+  o.clamp_low = 0.0f;
+  CHECK(o.clamped());
+  CHECK_NOTHROW(detail::validate_options(a, o, 3));  // Relu
+  o.clamp_low = o.clamp_high = 2.5f;                 // a single point is a clamp too
+  CHECK_NOTHROW(detail::validate_options(a, o, 3));
+  o.clamp_low = 3.0f;
+  CHECK_THROWS_WITH(
+      detail::validate_options(a, o, 3),
+      "BinaryConvolution: Options::clamp_low 3 and clamp_high 2.5 must be numbers (+-inf allowed) "
+      "with clamp_low <= clamp_high");
+  o.clamp_low = std::numeric_limits<float>::quiet_NaN();
+  CHECK_THROWS_WITH(detail::validate_options(a, o, 3), Catch::Contains("clamp_low nan and clamp_high 2.5"));
+  o.clamp_low = -inf;
+  o.clamp_high = std::numeric_limits<float>::quiet_NaN();
+  CHECK_THROWS_WITH(detail::validate_options(a, o, 3), Catch::Contains("clamp_low -inf and clamp_high nan"));
+  o.clamp_low = inf;
+  o.clamp_high = -inf;
+  CHECK_THROWS_WITH(detail::validate_options(a, o, 3), Catch::Contains("clamp_low inf and clamp_high -inf"));
+  // Every output kind takes a clamp (Packed composes it into its rules).
+  o.clamp_low = -1.0f;
+  o.clamp_high = 1.0f;
+  o.output = BinaryConvolution::Output::packed(std::vector<Threshold>(3));
+  CHECK_NOTHROW(detail::validate_options(a, o, 3));
+  o.output = BinaryConvolution::Output::scale_and_bias({1, 1, 1}, {0, 0, 0});
+  o.add_shortcut = true;
+  CHECK_NOTHROW(detail::validate_options(a, o, 3));
+}

@@ -8,15 +8,17 @@
 //
 // `cases` runs configurations [FIRST, FIRST + COUNT) of the table below through BinaryConvolution on the
 // forced variant and requires each to be bitwise equal to the host reference; `io` runs the output choices
-// (ScaleBias through xnor_gemm_fused; Packed through xnor_gemm_fused on Local, xnor_gemm_bits on Global and
-// on a Local GEMM whose tile is under 32 channels; max-pooled through xnor_gemm_bits) and packed input
-// (im2col_pack_units, 32- and 64-bit words) on runtimes [FIRST, FIRST + COUNT) of its table; CTest fails the
-// test when Oclgrind reports anything (invalid accesses, data races, uninitialized values, API errors). The
-// canaries run kernels with a known defect; their CTest tests pass only when Oclgrind reports it.
+// (ScaleBias through xnor_gemm_fused, also with a clamp of the sum; Packed through xnor_gemm_fused on Local,
+// xnor_gemm_bits on Global and on a Local GEMM whose tile is under 32 channels; max-pooled through
+// xnor_gemm_bits) and packed input (im2col_pack_units, 32- and 64-bit words) on runtimes [FIRST, FIRST +
+// COUNT) of its table; CTest fails the test when Oclgrind reports anything (invalid accesses, data races,
+// uninitialized values, API errors). The canaries run kernels with a known defect; their CTest tests pass
+// only when Oclgrind reports it.
 //
 // The runner asserts that the device is "Oclgrind Simulator" and that Variant::Auto chooses Local there. It
 // flushes its output and leaves with std::_Exit: Oclgrind 21.10 aborts at process exit ("corrupted
 // double-linked list"), which must not decide the test.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -28,6 +30,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conv_case.hpp"
@@ -332,6 +335,8 @@ int run_io(std::size_t first, std::size_t count) {
     rules[o] = {y[(o * 9 + 4) % y.size()], o % 2 ? ThresholdMode::Less : ThresholdMode::Greater};
   }
   const std::vector<float> want_sb = reference_scale_bias(y.data(), g.output, scale, bias);
+  const std::vector<float> y_clamped = reference_clamp(y, -3.0f, 4.5f);
+  const std::vector<float> want_clamped_sb = reference_scale_bias(y_clamped.data(), g.output, scale, bias);
   const std::vector<std::uint32_t> want_bits = pack_activations(y.data(), g.output, rules);
   PoolAttributes pool;
   pool.kernel = {2, 3};
@@ -365,8 +370,11 @@ int run_io(std::size_t first, std::size_t count) {
     std::cout << "[io " << i << "] " << to_string(r.variant) << ", word_bits " << r.word_bits
               << ", work-group cap " << r.max_group << ": " << describe(c) << "\n";
     auto make = [&](const A& a, bool packed_in, const Output& out,
-                    const std::optional<PoolAttributes>& max_pool = std::nullopt) -> BinaryConvolution& {
+                    const std::optional<PoolAttributes>& max_pool = std::nullopt,
+                    std::pair<float, float> clamp = {-INFINITY, INFINITY}) -> BinaryConvolution& {
       BinaryConvolution::Options options;
+      options.clamp_low = clamp.first;
+      options.clamp_high = clamp.second;
       options.input_packed = packed_in;
       options.output = out;
       options.max_pool = max_pool;
@@ -391,6 +399,16 @@ int run_io(std::size_t first, std::size_t count) {
       if (!d.empty()) std::cout << "    " << d << "\n";
       report("scale_bias",
              d.empty() && ran_kernel(conv, "xnor_gemm_fused") && conv.plan().variant == r.variant);
+    }
+    {
+      // The sum clamped before the scale and bias (Options::clamp_low/high), the pad fold's fractions
+      // included.
+      BinaryConvolution& conv = make(c.attributes, false, Output::scale_and_bias(scale, bias), std::nullopt,
+                                     std::pair<float, float>(-3.0f, 4.5f));
+      const std::vector<float> got = conv.run(c.x_f32.data());
+      const std::string d = bitwise_difference(got, want_clamped_sb, g.output);
+      if (!d.empty()) std::cout << "    " << d << "\n";
+      report("clamped scale_bias", d.empty() && ran_kernel(conv, "xnor_gemm_fused"));
     }
     {
       BinaryConvolution& conv = make(c.attributes, false, Output::packed(rules));

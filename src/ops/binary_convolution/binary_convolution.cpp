@@ -197,18 +197,28 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.run_group = m.staging_group(limits);
 
   const detail::GemmChoice gemm_choice =
-      detail::choose_gemm(options.output, options.max_pool.has_value(), m.gemm, d.C_OUT);
+      detail::choose_gemm(options.output, options.max_pool.has_value(), m.gemm, d.C_OUT, options.clamped());
   m.gemm_kernel = gemm_choice.kernel;
   m.M_pad = gemm_choice.M_pad;
   detail::LayerTables tables;
   tables.filter_image = detail::filter_image(filter, d, m.M_pad, limits.max_alloc);
   tables.threshold_keys = detail::input_threshold_keys(attributes.input_thresholds, d.C_IN);
   tables.wsum = detail::pad_fold_tables(filter, d, m.fold, limits.max_alloc, g);
-  tables.rules = detail::output_rules(options.output, d.K, m.M_pad);
+  // A clamp before packed output is composed into the rules (clamped_rule); the kernels see plain rules.
+  Output output = options.output;
+  if (output.kind == Output::Kind::Packed && options.clamped()) {
+    for (Threshold& rule : output.thresholds)
+      rule = detail::clamped_rule(rule, options.clamp_low, options.clamp_high);
+  }
+  tables.rules = detail::output_rules(output, d.K, m.M_pad);
   tables.patch_bytes = chunk_plan.patch_bytes(d);
   tables.packed_bytes = chunk_plan.packed_bytes(d);
   m.epilogue.mode = options.add_shortcut ? 3 : tables.rules.mode;
   m.epilogue.Cw_out = static_cast<int>(packed_words_per_pixel(d.C_OUT));
+  if (output.kind != Output::Kind::Packed) {
+    m.epilogue.clamp_low = options.clamp_low;
+    m.epilogue.clamp_high = options.clamp_high;
+  }
   m.buffers = detail::create_buffers(state->context, tables, m.epilogue);
 
   m.plan = detail::describe_plan(state->variant, m.pack, m.gemm, d, m.chunks, options, gemm_choice, m.pool,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // BinaryConvolution as a graph op: OpenVINO's BinaryConvolution-1 over an f32 or packed-bits input and a
-// u1 filter constant, run by the BinaryConvolution class. The nodes that alone read its output (a folded
-// batch-norm, a residual Add, a FakeQuantize and a MaxPool of its bits; fusion_token below) run in the
-// same launch, in the GEMM's epilogue: no float tensor stored between them.
+// u1 filter constant, run by the BinaryConvolution class. The nodes that alone read its output (a Relu or
+// Clamp, a folded batch-norm, a residual Add, a FakeQuantize and a MaxPool of its bits; fusion_token below)
+// run in the same launch, in the GEMM's epilogue: no float tensor stored between them.
+#include <limits>
+
 #include "ops/fake_quantize.hpp"
 #include "ops/op.hpp"
 #include "ops/pool_attributes.hpp"
@@ -36,13 +38,17 @@ Filter filter_of(const NodeView& v) {
   return Filter::from_packed(f.bits.data(), f.bits.size(), shape4(f.dims), BitOrder::MsbFirst);
 }
 
-// What the nodes after a convolution do to its output, as fusion sees them: a Multiply by per-channel
-// constants (M), an Add of them (B: a folded batch-norm or bias), an Add of another tensor of the output's
-// dims (R: a residual shortcut), a FakeQuantize (Q) and, after it, a MaxPool of the bits (P). A chain fuses
-// when it reads M? B? (Q P? | R)?: the batch-norm becomes the scale-and-bias epilogue or is folded into the
-// thresholds, the shortcut is added in the same epilogue, the bits are pooled in the same launch.
+// What the nodes after a convolution do to its output, as fusion sees them: a Relu or Clamp (A: the fused
+// activation a Larq/LCE convolution applies to its sum before the multiplier and bias), a Multiply by
+// per-channel constants (M), an Add of them (B: a folded batch-norm or bias), an Add of another tensor of the
+// output's dims (R: a residual shortcut), a FakeQuantize (Q) and, after it, a MaxPool of the bits (P). A
+// chain fuses when it reads A? M? B? (Q P? | R)?: the activation becomes the epilogue's clamp of the sum
+// (Options::clamp_low/high; before packed output it is composed into the threshold rules), the batch-norm
+// becomes the scale-and-bias epilogue or is folded into the thresholds, the shortcut is added in the same
+// epilogue, the bits are pooled in the same launch.
 char fusion_token(const NodeView& next, const Dims& output) {
   const std::string& op = next.node->op;
+  if ((op == "Relu" || op == "Clamp") && next.inputs.size() == 1) return 'A';
   if (op == "FakeQuantize") return 'Q';
   if (op == "MaxPool") return 'P';
   if ((op == "Multiply" || op == "Add") && next.inputs.size() == 2) {
@@ -56,6 +62,7 @@ char fusion_token(const NodeView& next, const Dims& output) {
 
 bool fusable(const std::string& tokens) {
   std::size_t i = 0;
+  if (i < tokens.size() && tokens[i] == 'A') ++i;
   if (i < tokens.size() && tokens[i] == 'M') ++i;
   if (i < tokens.size() && tokens[i] == 'B') ++i;
   if (i < tokens.size() && tokens[i] == 'Q') {
@@ -77,6 +84,18 @@ BinaryConvolution::Options fused_options(const NodeView& head, const std::vector
   bool scaled = false;
   for (const NodeView& n : fused) {
     switch (fusion_token(n, output)) {
+      case 'A':
+        // Relu is x > 0 ? x : 0, the clamp to [0, +inf] on every value but NaN and -0, which the
+        // convolution never outputs; Clamp's bounds are rounded to float as the Clamp op does (and were
+        // validated by it: numbers, min <= max).
+        if (n.node->op == "Relu") {
+          options.clamp_low = 0.0f;
+          options.clamp_high = std::numeric_limits<float>::infinity();
+        } else {
+          options.clamp_low = static_cast<float>(n.real("min"));
+          options.clamp_high = static_cast<float>(n.real("max"));
+        }
+        break;
       case 'M':
         scale = *per_channel_values(n, 1);
         scaled = true;
@@ -99,6 +118,7 @@ BinaryConvolution::Options fused_options(const NodeView& head, const std::vector
         throw Error(n.where() + ": cannot be fused into a convolution");
     }
   }
+  // The clamp alone keeps Float output (xnor_gemm_fused, mode 0).
   if (options.output.kind != BinaryConvolution::Output::Kind::Packed && (scaled || options.add_shortcut))
     options.output = BinaryConvolution::Output::scale_and_bias(scale, bias);
   return options;

@@ -44,11 +44,18 @@ Plan describe_plan(Variant variant, const Im2colPackLauncher& pack, const XnorGe
   p.input_packed = options.input_packed;
   const char* gemm_name = gemm_kernel_name(gemm_choice.kernel);
   p.output =
-      options.output.kind == Kind::Float ? std::string("float32")
+      options.output.kind == Kind::Float
+          ? (options.clamped() ? std::string("float32 (") + gemm_name + ")" : std::string("float32"))
       : options.output.kind == Kind::ScaleBias
           ? std::string(options.add_shortcut ? "scale_bias+shortcut (" : "scale_bias (") + gemm_name + ")"
       : options.max_pool ? std::string("packed, max-pooled (") + gemm_name + ")"
                          : std::string("packed (") + gemm_name + ")";
+  if (options.clamped()) {
+    std::ostringstream clamp;
+    clamp.precision(9);
+    clamp << ", clamped to [" << options.clamp_low << ", " << options.clamp_high << "] first";
+    p.output += clamp.str();
+  }
   for (const Plan::Launch& l :
        pack.launches(d, chunks.front(), options.input_packed ? InputType::Packed : InputType::F32))
     p.launches.push_back(l);

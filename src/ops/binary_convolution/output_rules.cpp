@@ -7,13 +7,13 @@
 namespace xnorcl::detail {
 
 GemmChoice choose_gemm(const BinaryConvolution::Output& output, bool max_pool, const XnorGemmLauncher& gemm,
-                       int C_OUT) {
+                       int C_OUT, bool clamped) {
   using Kind = BinaryConvolution::Output::Kind;
   GemmChoice choice;
   // xnor_gemm_bits reads the 32 filter rows of each output word: M_pad a multiple of 32 as well.
   const bool packed_kernel = output.kind == Kind::Packed && (!gemm.packs_in_fused() || max_pool);
   choice.M_pad = static_cast<int>(round_up(C_OUT, packed_kernel ? gemm.packed_m_multiple() : gemm.tile_m()));
-  if (output.kind == Kind::ScaleBias) {
+  if (output.kind == Kind::ScaleBias || (output.kind == Kind::Float && clamped)) {
     choice.kernel = GemmKernel::Fused;
   } else if (output.kind == Kind::Packed) {
     choice.kernel = packed_kernel ? GemmKernel::Packed : GemmKernel::Fused;
@@ -45,6 +45,23 @@ KeyInterval key_interval(const Threshold& rule) {
       break;
   }
   return i;
+}
+
+Threshold clamped_rule(const Threshold& rule, float low, float high) {
+  switch (rule.mode) {
+    case ThresholdMode::Greater:
+      if (low > rule.value) return {0.0f, ThresholdMode::AlwaysOne};
+      if (high <= rule.value) return {0.0f, ThresholdMode::AlwaysZero};
+      return rule;
+    case ThresholdMode::Less:
+      if (high < rule.value) return {0.0f, ThresholdMode::AlwaysOne};
+      if (low >= rule.value) return {0.0f, ThresholdMode::AlwaysZero};
+      return rule;
+    case ThresholdMode::AlwaysOne:
+    case ThresholdMode::AlwaysZero:
+      break;
+  }
+  return rule;
 }
 
 IntInterval integer_interval(KeyInterval keys, int K_bits) {

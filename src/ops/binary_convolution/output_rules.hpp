@@ -22,8 +22,9 @@ struct GemmChoice {
   int M_pad = 0;  // C_OUT padded to the GEMM's tile of rows (xnor_gemm_bits: to whole words as well)
 };
 
+// A clamp (Options::clamp_low/high) with Float output runs xnor_gemm_fused as well (mode 0, clamped).
 GemmChoice choose_gemm(const BinaryConvolution::Output& output, bool max_pool, const XnorGemmLauncher& gemm,
-                       int C_OUT);
+                       int C_OUT, bool clamped = false);
 
 const char* gemm_kernel_name(GemmKernel kernel);
 
@@ -33,6 +34,12 @@ struct KeyInterval {
   cl_uint lo = 1, count = 0;
 };
 KeyInterval key_interval(const Threshold& rule);
+
+// The rule whose bit for y is the bit of `rule` for y clamped to [low, high] (OpenVINO Clamp; low <= high,
+// neither NaN): exact, since clamp is monotone. Greater t: 1 where low > t, 0 where high <= t, else the rule
+// itself (low <= t < high: clamp(y) > t exactly when y > t); Less t the mirror image. NaN stays 0 under
+// every rule (clamp keeps NaN, and no rule accepts it).
+Threshold clamped_rule(const Threshold& rule, float low, float high);
 
 // The same rule over the GEMM's integer results G in [-K, K] (exact floats, K <= 2^24): the G it accepts
 // form one interval [lo, lo + count) (count 0: none), which xnor_gemm_bits tests without converting G.

@@ -125,6 +125,16 @@ std::vector<float> reference(const T* x, const Shape& x_shape, const Filter& f,
 
 }  // namespace
 
+std::vector<float> reference_clamp(const std::vector<float>& y, float low, float high) {
+  if (is_nan_bits(low) || is_nan_bits(high) || !(low <= high)) {
+    throw InvalidArgument("reference_clamp: low " + std::to_string(low) + " and high " +
+                          std::to_string(high) + " must be numbers with low <= high");
+  }
+  std::vector<float> out(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) out[i] = y[i] < low ? low : (y[i] > high ? high : y[i]);
+  return out;
+}
+
 bool input_bit(float x, float threshold) noexcept {
   return !is_nan_bits(x) && order_key(x) > order_key(threshold);
 }

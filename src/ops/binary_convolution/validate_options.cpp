@@ -74,6 +74,11 @@ void validate_options(const BinaryConvolution::Attributes& a, const BinaryConvol
                           "scale and bias; use scale 1 and bias 0 for none); the output is " +
                           (out.kind == Kind::Float ? "Float" : "Packed"));
   }
+  if (float_is_nan(o.clamp_low) || float_is_nan(o.clamp_high) || !(o.clamp_low <= o.clamp_high)) {
+    throw InvalidArgument(where + "Options::clamp_low " + value_text(o.clamp_low) + " and clamp_high " +
+                          value_text(o.clamp_high) +
+                          " must be numbers (+-inf allowed) with clamp_low <= clamp_high");
+  }
   if (o.max_pool && out.kind != Kind::Packed) {
     throw InvalidArgument(where +
                           "Options::max_pool needs Output::Packed (it pools thresholded bits); the "

@@ -119,6 +119,8 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
         fused_.setArg(i++, e.mode == 2 ? e.modes : filters);
         fused_.setArg(i++, static_cast<cl_int>(e.Cw_out));
         fused_.setArg(i++, e.mode == 3 ? e.shortcut : filters);
+        fused_.setArg(i++, static_cast<cl_float>(e.clamp_low));
+        fused_.setArg(i++, static_cast<cl_float>(e.clamp_high));
         cl::Event ev;
         const auto gate = launch_gate();
         queue.enqueueNDRangeKernel(fused_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),

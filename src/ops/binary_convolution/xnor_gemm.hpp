@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -29,9 +30,13 @@ struct PadFold {
 // The output epilogue of xnor_gemm_fused and xnor_gemm_bits (cl_kernels/xnor_gemm.cl): mode 0 float, 1
 // scale-and-bias (scale, bias: [C_OUT] float), 2 packed words (keys, modes: [C_OUT] uint, each rule as an
 // interval of order keys, lo and count; words per pixel Cw_out), 3 scale-and-bias plus a residual shortcut
-// (float NCHW of the output's shape, set per enqueue).
+// (float NCHW of the output's shape, set per enqueue). In modes 0, 1 and 3 the value is first clamped to
+// [clamp_low, clamp_high] (Options::clamp_low/high; -inf, +inf: none); mode 2's rules have the clamp
+// composed in on the host.
 struct Epilogue {
   int mode = 0;
+  float clamp_low = -std::numeric_limits<float>::infinity();
+  float clamp_high = std::numeric_limits<float>::infinity();
   cl::Buffer scale, bias, keys, modes;
   cl::Buffer shortcut;           // mode 3
   cl::Buffer int_lo, int_count;  // xnor_gemm_bits: each rule as an interval of integer results G
