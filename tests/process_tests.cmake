@@ -22,9 +22,9 @@ set_tests_properties(program_cache_after_launch
   PROPERTIES LABELS device SKIP_RETURN_CODE 77 ENVIRONMENT "POCL_KERNEL_CACHE=0"
   FAIL_REGULAR_EXPRESSION "warnings? generated")
 
-# One Runtime shared by 8 threads from its very first run, each process with an empty program cache and
-# PoCL's kernel cache off: the program binaries are stored while other threads launch. A race there aborted
-# about one process in five, so the test runs in 15 processes.
+# One Runtime shared by 12 threads from its very first run, each process with an empty program cache and
+# PoCL's kernel cache off: the program binaries are stored while other threads launch. Without the launch
+# gate a race there aborted 9 of 30 processes of this test, so it runs in 15 processes.
 foreach(i RANGE 1 15)
   add_test(NAME cold_cache_threads_${i}
            COMMAND sh -c "d=$(mktemp -d) && XNORCL_CACHE_DIR=\"$d\" \"$0\" '[.cold_threads]'; rc=$?; rm -rf \"$d\"; exit $rc"

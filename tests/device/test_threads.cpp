@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -96,17 +97,17 @@ TEST_CASE("4 threads x 50 runs on one shared Runtime match the reference (Global
 
 namespace {
 
-// A layer of the given kind (0..5) on its own data, its host reference computed once: the function returned
-// makes the layer (creating and releasing its kernels), runs it and compares. Every kind is from another
-// program.
-std::function<bool()> mixed_layer(Runtime& rt, int kind, int t) {
+// A layer of the given kind (0..5) on its own H x H data, its host reference computed once: the function
+// returned makes the layer (creating and releasing its kernels), runs it and compares. Every kind is from
+// another program.
+std::function<bool()> mixed_layer(Runtime& rt, int kind, int t, std::int64_t H) {
   const std::int64_t C = 16 + t;
-  const Shape s{1, C, 12, 12};
-  std::vector<float> x(static_cast<std::size_t>(C * 144));
+  const Shape s{1, C, H, H};
+  std::vector<float> x(static_cast<std::size_t>(C * H * H));
   for (std::size_t i = 0; i < x.size(); ++i)
     x[i] = static_cast<float>(static_cast<int>(i * 7 + t) % 5) - 2.0f;
   const std::vector<std::uint32_t> words = pack_activations(x.data(), s, {});
-  std::vector<std::uint8_t> bits(static_cast<std::size_t>(16 * C * 144 / 8));
+  std::vector<std::uint8_t> bits(static_cast<std::size_t>(16 * C * H * H / 8));
   for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = static_cast<std::uint8_t>(i * 37 + t);
   const std::vector<float> ones(static_cast<std::size_t>(C), 1.5f), zeros(static_cast<std::size_t>(C), -0.5f);
   const PoolAttributes pool;
@@ -122,7 +123,7 @@ std::function<bool()> mixed_layer(Runtime& rt, int kind, int t) {
         return BinaryMaxPool(rt, pool, s).run(words.data()) == want;
       };
     case 3: {
-      const Filter f = Filter::from_packed(bits.data(), bits.size(), Shape{5, C, 12, 12}, BitOrder::MsbFirst);
+      const Filter f = Filter::from_packed(bits.data(), bits.size(), Shape{5, C, H, H}, BitOrder::MsbFirst);
       return [&rt, s, words, f, want = reference_binary_fully_connected(words.data(), s, f)] {
         return BinaryFullyConnected(rt, s, f).run(words.data()) == want;
       };
@@ -144,11 +145,17 @@ std::function<bool()> mixed_layer(Runtime& rt, int kind, int t) {
 }  // namespace
 
 // The first runs of a Runtime whose cache is empty. On drivers that add code to a program at its first launch
-// (PoCL) the binaries are stored after the first blocking run, while other threads launch; PoCL aborted
-// (pocl_release_dlhandle_cache: Assertion 'found->ref_count > 0') in about one process in five. Run in
-// processes of their own (tests/process_tests.cmake), each with an empty XNORCL_CACHE_DIR and PoCL's kernel
-// cache off, so that every first launch compiles.
-TEST_CASE("8 threads on one Runtime with an empty program cache match the references and fill the cache",
+// (PoCL) the binaries are stored after the first blocking run, while other threads launch. Serialising a
+// program compiles a generic version of each of its kernels and puts it in front of PoCL's list of loaded
+// kernels; a launch of that kernel already in flight then releases that entry instead of its own, and PoCL
+// aborts (pocl_release_dlhandle_cache: Assertion 'found->ref_count > 0'). So that a launch is in flight
+// whenever the store starts on a program: 12 threads start together, their layers are 256 x 256 (each kernel
+// runs for milliseconds), and their kinds are the ones whose kernel is the first of its program (threshold
+// pack, binary max-pool, binary fully connected, and the GEMM of the convolution). Without the launch gate
+// (runtime/launch_gate.hpp) this aborted 9 of 30 processes on a 2-core machine (the former 8 threads on
+// 12 x 12 layers: 0 of 48). Run in processes of their own (tests/process_tests.cmake), each with an empty
+// XNORCL_CACHE_DIR and PoCL's kernel cache off, so that every first launch compiles.
+TEST_CASE("12 threads on one Runtime with an empty program cache match the references and fill the cache",
           "[.cold_threads]") {
   namespace fs = std::filesystem;
   const char* dir = std::getenv("XNORCL_CACHE_DIR");
@@ -169,14 +176,26 @@ TEST_CASE("8 threads on one Runtime with an empty program cache match the refere
   // 200 runs): the stores happen while the others launch.
   // im2col_pack and xnor_gemm, and every program of the layer and graph-op table.
   const int kPrograms = 2 + static_cast<int>(detail::network_programs().size());
-  constexpr int kThreads = 8, kRuns = 60;
+  constexpr int kThreads = 12, kRuns = 10;
+  constexpr std::int64_t kSize = 256;
+  // ThresholdPack, BinaryMaxPool, BinaryFullyConnected, BinaryConvolution.
+  constexpr int kKinds[] = {0, 2, 3, 5};
   std::vector<std::string> failures(kThreads);
   std::vector<int> runs(kThreads, 0);
+  std::atomic<int> ready{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
+      std::function<bool()> run_matches;
       try {
-        const std::function<bool()> run_matches = mixed_layer(*created, t % 6, t);
+        run_matches = mixed_layer(*created, kKinds[t % std::size(kKinds)], t, kSize);
+      } catch (const std::exception& e) {
+        failures[t] = e.what();
+      }
+      ++ready;  // the first runs start together
+      while (ready < kThreads) std::this_thread::yield();
+      if (!run_matches) return;
+      try {
         for (int r = 0; r < 200 && (r < kRuns || stored < kPrograms); ++r, ++runs[t]) {
           if (!run_matches()) {
             failures[t] = "thread " + std::to_string(t) + " run " + std::to_string(r) + " differs";
