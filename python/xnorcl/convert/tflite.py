@@ -152,7 +152,7 @@ class _Converter:
         held = self.held_of(index)
         if held.bits:
             raise _Refused(f"it reads the bit-packed tensor '{self.tensor_name(index)}' as float values (LCE "
-                           "would read it through an LceDequantize, which xnorcl does not have)")
+                           "reads bits as floats only through an LceDequantize)")
         if held.nchw is None:
             if len(self.shape(index)) != 4:
                 raise _Refused(f"tensor '{self.tensor_name(index)}' {list(self.shape(index))} is needed as "
@@ -602,6 +602,28 @@ class _Converter:
         channels = self.held_of(inputs[0]).bits
         # The max of ±1 values is +1 where any is +1: xnorcl's MaxPool on bits (a set bit is +1).
         self.steps(outputs[0], "nchw", ("MaxPool", [self.bits(inputs[0])], geometry), [], bits=channels)
+
+    def op_LceDequantize(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        """Bits -> float +-1, from two 1x1 binary convolutions over all C channels: weights all +1 give
+        s = sum_i x_i, weights +1 on the diagonal and -1 elsewhere give d = x_o - sum_(i != o) x_i, and
+        (s + d) / 2 = x_o exactly (small integers)."""
+        channels = self.held_of(inputs[0]).bits
+        source = self.bits(inputs[0])
+        base = self.tensor_name(outputs[0])
+        dims = [channels, channels, 1, 1]
+        geometry = {"strides": [1, 1], "dilations": [1, 1], "pads_begin": [0, 0], "pads_end": [0, 0],
+                    "auto_pad": "explicit", "mode": "xnor-popcount", "pad_value": 1.0}
+        ones = np.ones((channels, channels), np.uint8)
+        total = self.fresh(base + "/sum")
+        self.node(total, "BinaryConvolution",
+                  [source, self.graph.add_bits(self.fresh(base + "/all_plus"), dims, np.packbits(ones.ravel()))],
+                  total, geometry)
+        diagonal = np.packbits(np.eye(channels, dtype=np.uint8).ravel())
+        first = ("BinaryConvolution", [source, self.graph.add_bits(self.fresh(base + "/diagonal"), dims, diagonal)],
+                 geometry)
+        half = self.f32(base + "/half", np.array([0.5]))
+        self.steps(outputs[0], "nchw", first, [("Add", lambda d: [d, total], {}),
+                                               ("Multiply", lambda t: [t, half], {})])
 
     def check_options(self, options: Dict[str, Any], known: set) -> None:
         missing = sorted(k for k in known if k not in options)
