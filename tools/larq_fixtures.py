@@ -234,8 +234,8 @@ CASES = [
      "gets SAME zero padding wrong there"),
     ("unsupported_cos", bconv_then_cos, dict(hw=8, c_in=17, filters=16),
      "e: a binary conv followed by tf.math.cos (builtin COS): for the refusal test"),
-    ("unsupported_grouped_bconv", grouped_bconv, dict(hw=8, c_in=64, filters=64, groups=2),
-     "e: QuantConv2D(groups=2): a grouped LceBconv2d (filter [O,KH,KW,1], channels_in 64)"),
+    ("grouped_bconv_g2", grouped_bconv, dict(hw=8, c_in=64, filters=64, groups=2),
+     "QuantConv2D(groups=2): a grouped LceBconv2d (filter [O,KH,KW,1], channels_in 64)"),
 ]
 
 # --------------------------------------------------------------------------

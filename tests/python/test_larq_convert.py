@@ -37,7 +37,6 @@ MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
 MODELS = MANIFEST["models"]
 REFUSED = {
     "unsupported_cos": ["operator 4 COS", "this op is not supported by xnorcl"],
-    "unsupported_grouped_bconv": ["LceBconv2d", "a grouped binary convolution (2 groups: filter [64, 3, 3, 1]"],
 }
 # LceQuantize -> LceDequantize on special values (0, -0, subnormals, NaN, infinities): its own test below.
 SIGN = "quantize_dequantize_c40"
@@ -184,3 +183,21 @@ def test_lce_still_computes_the_stored_outputs():
     assert result.returncode == 0, result.stdout + result.stderr
     assert "DIFFERENT" not in result.stdout
     assert result.stdout.count(": same") >= len(MODELS)
+
+
+def test_a_grouped_convolution_without_its_cancelling_half_fails(tmp_path, monkeypatch):
+    # The grouped fixture passes only because each group's two convolutions cancel the other channels.
+    real = lce_converter._Converter.grouped_binary_convolution
+
+    def one_half(self, source, weights, groups, geometry, base):
+        op, inputs, attrs = real(self, source, weights, groups, geometry, base)
+        for node in self.graph.nodes:
+            if node.op == "Add" and "/group" in node.outputs[0]:
+                node.inputs = [node.inputs[0], node.inputs[0]]  # twice the all-(+1) half
+        return op, inputs, attrs
+
+    monkeypatch.setattr(lce_converter._Converter, "grouped_binary_convolution", one_half)
+    name = "grouped_bconv_g2"
+    xnorcl.convert(str(FIXTURES / f"{name}.tflite"), str(tmp_path / "wrong.xnn"))
+    inputs, want = lce_truth(name)
+    assert relative_error(run_converted(tmp_path / "wrong.xnn", runtime_for("global"), inputs), want) > 1e-2

@@ -636,7 +636,7 @@ class _Converter:
         channels = int(o["channels_in"])
         if self.held_of(inputs[0]).bits != channels:
             raise _Refused(f"channels_in {channels} for an input of {self.held_of(inputs[0]).bits} channels")
-        weights = self.lce_filter(inputs[1], channels)  # [O, I, KH, KW], True for +1
+        weights, groups = self.lce_filter(inputs[1], channels)  # [O, I/G, KH, KW], True for +1
         out_channels = weights.shape[0]
         strides = (int(o["stride_height"]), int(o["stride_width"]))
         dilations = (int(o.get("dilation_height_factor", 1)), int(o.get("dilation_width_factor", 1)))
@@ -646,9 +646,12 @@ class _Converter:
         geometry = self.conv_geometry(inputs[0], weights.shape[2:], strides, dilations, int(o["padding"]))
         geometry.update({"mode": "xnor-popcount", "pad_value": float(pad_values)})
         base = self.tensor_name(outputs[0])
-        w_name = self.graph.add_bits(self.fresh(base + "/weights"), list(weights.shape),
-                                     np.packbits(weights.astype(np.uint8).ravel()))
-        first = ("BinaryConvolution", [self.bits(inputs[0]), w_name], geometry)
+        if groups == 1:
+            w_name = self.graph.add_bits(self.fresh(base + "/weights"), list(weights.shape),
+                                         np.packbits(weights.astype(np.uint8).ravel()))
+            first = ("BinaryConvolution", [self.bits(inputs[0]), w_name], geometry)
+        else:
+            first = self.grouped_binary_convolution(self.bits(inputs[0]), weights, groups, geometry, base)
         out_type = self.type_of(outputs[0])
         if out_type == _FLOAT32:
             # LCE clamps the convolution's sum (its fused activation) before the multiplier and the bias.
@@ -664,9 +667,10 @@ class _Converter:
         else:
             raise _Refused(f"output type {self._type_name(outputs[0])} (float32 or bit-packed int32)")
 
-    def lce_filter(self, index: int, channels: int) -> np.ndarray:
-        """The binary filter as xnorcl's [O, I, KH, KW] signs (True for +1), from LCE's bit-packed int32
-        [O, KH, KW, ceil(I/32)] words."""
+    def lce_filter(self, index: int, channels: int) -> Tuple[np.ndarray, int]:
+        """The binary filter as xnorcl's [O, I/G, KH, KW] signs (True for +1) and the group count G, from
+        LCE's bit-packed int32 [O, KH, KW, ceil(I/G/32)] words (a grouped filter has fewer words than
+        channels_in needs; LCE's groups hold multiples of 32 channels)."""
         value = self.constant(index)
         if value is None:
             raise _Refused("its filter is computed at run time")
@@ -674,13 +678,35 @@ class _Converter:
             raise _Refused(f"filter {list(value.shape)} of type {self._type_name(index)} (LCE's converter "
                            "writes bit-packed int32 filters)")
         words = -(-channels // 32)
-        if value.shape[3] != words:
-            # LCE stores a grouped convolution's filter with fewer words than channels_in needs.
-            groups = words // value.shape[3] if value.shape[3] else 0
-            raise _Refused(f"a grouped binary convolution ({groups} groups: filter {list(value.shape)} for "
-                           f"{channels} input channels); xnorcl's has one group")
-        plus = ~_unpack_lce_bits(value, channels)
-        return np.ascontiguousarray(np.transpose(plus, (0, 3, 1, 2)))
+        groups = words // value.shape[3] if value.shape[3] and words % value.shape[3] == 0 else 0
+        if groups == 0 or (groups > 1 and (channels % (32 * groups) or value.shape[0] % groups)):
+            raise _Refused(f"filter {list(value.shape)} for {channels} input channels")
+        plus = ~_unpack_lce_bits(value, channels // groups)
+        return np.ascontiguousarray(np.transpose(plus, (0, 3, 1, 2))), groups
+
+    def grouped_binary_convolution(self, source: str, weights: np.ndarray, groups: int,
+                                   geometry: Dict[str, Any], base: str) -> Tuple[str, List[str], Dict]:
+        """A grouped binary convolution from ungrouped ones: for group g, two convolutions over all channels
+        whose weights are the group's on its channels and +1, then -1, on every other channel; the other
+        channels (their padded taps included) cancel in the sum, so half of it is the group's own sum. The
+        groups' sums are concatenated; the returned step halves them."""
+        out_channels, per_group = weights.shape[0], weights.shape[1]
+        rows = out_channels // groups
+        sums = []
+        for g in range(groups):
+            halves = []
+            for other in (True, False):
+                w = np.full((rows, per_group * groups) + weights.shape[2:], other)
+                w[:, g * per_group:(g + 1) * per_group] = weights[g * rows:(g + 1) * rows]
+                name = self.graph.add_bits(self.fresh(f"{base}/group{g}/weights"), list(w.shape),
+                                           np.packbits(w.astype(np.uint8).ravel()))
+                out = self.fresh(f"{base}/group{g}/conv")
+                halves.append(self.node(out, "BinaryConvolution", [source, name], out, geometry))
+            total = self.fresh(f"{base}/group{g}/sum")
+            sums.append(self.node(total, "Add", halves, total))
+        joined = self.fresh(base + "/groups")
+        self.node(joined, "Concat", sums, joined, {"axis": 1})
+        return ("Multiply", [joined, self.f32(base + "/half", np.array([0.5]))], {})
 
     def post_activation(self, inputs: List[int], base: str, channels: int) -> List[Tuple[str, Any, Dict]]:
         then: List[Tuple[str, Any, Dict]] = []
