@@ -360,4 +360,16 @@ inline std::string bitwise_difference(const std::vector<float>& got, const std::
   return o.str();
 }
 
+// Per output channel: a scale (some negative, some +-0, fractional) and a bias.
+inline void random_scale_bias(Rng& rng, std::int64_t channels, std::vector<float>& scale,
+                              std::vector<float>& bias) {
+  scale.resize(static_cast<std::size_t>(channels));
+  bias.resize(static_cast<std::size_t>(channels));
+  for (std::size_t o = 0; o < scale.size(); ++o) {
+    const int r = rng.uniform(0, 9);
+    scale[o] = r == 0 ? 0.0f : r == 1 ? -0.0f : (rng.unit() * 4.0f - 2.0f) * (r < 5 ? 1.0f : 0.37f);
+    bias[o] = r == 2 ? 0.0f : static_cast<float>(rng.uniform(-9, 9)) + (r < 6 ? 0.0f : rng.unit());
+  }
+}
+
 }  // namespace xnorcl::test

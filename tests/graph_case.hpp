@@ -3,6 +3,8 @@
 // (bitwise for bits and integer-valued floats, max-norm relative for float tensors).
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -92,6 +94,18 @@ inline std::string compare_tensors(const Tensor& got, const Tensor& want, bool e
     if (!same) return "value " + std::to_string(i) + ": " + std::to_string(a) + " != " + std::to_string(b);
   }
   return "";
+}
+
+// Validation throws InvalidArgument whose message holds every fragment.
+inline void refused(const Graph& g, const std::vector<std::string>& fragments) {
+  try {
+    g.validate();
+    FAIL("validate() accepted the graph");
+  } catch (const InvalidArgument& e) {
+    const std::string message = e.what();
+    INFO(message);
+    for (const std::string& f : fragments) CHECK_THAT(message, Catch::Contains(f));
+  }
 }
 
 }  // namespace xnorcl::test

@@ -57,17 +57,6 @@ std::pair<float, float> random_clamp(Rng& rng, const std::vector<float>& y) {
   }
 }
 
-// Per channel a scale (some negative, some zero, fractional) and a bias.
-void random_scale_bias(Rng& rng, std::int64_t channels, std::vector<float>& scale, std::vector<float>& bias) {
-  scale.resize(static_cast<std::size_t>(channels));
-  bias.resize(static_cast<std::size_t>(channels));
-  for (std::size_t o = 0; o < scale.size(); ++o) {
-    const int r = rng.uniform(0, 9);
-    scale[o] = r == 0 ? 0.0f : r == 1 ? -0.0f : (rng.unit() * 4.0f - 2.0f) * (r < 5 ? 1.0f : 0.37f);
-    bias[o] = r == 2 ? 0.0f : static_cast<float>(rng.uniform(-9, 9)) + (r < 6 ? 0.0f : rng.unit());
-  }
-}
-
 // Per channel a Greater or Less rule at a value y really takes, at a clamp bound, just outside the clamp
 // range (the composed rule is then constant), or at +-inf.
 std::vector<Threshold> random_rules(Rng& rng, const std::vector<float>& y, std::int64_t channels, float lo,

@@ -193,18 +193,6 @@ TEST_CASE("float ops: Concat of packed bits along the channels", "[graph]") {
         }
 }
 
-// Validation throws InvalidArgument whose message holds every fragment.
-void refused(const Graph& g, const std::vector<std::string>& fragments) {
-  try {
-    g.validate();
-    FAIL("validate() accepted the graph");
-  } catch (const InvalidArgument& e) {
-    const std::string message = e.what();
-    INFO(message);
-    for (const std::string& f : fragments) CHECK_THAT(message, Contains(f));
-  }
-}
-
 TEST_CASE("float ops: refusals name the node, the op and the values", "[graph]") {
   const Tensor x4 = tensor({1, 3, 2, 2}, std::vector<float>(12, 1.0f));
   const Tensor x2 = tensor({2, 3}, std::vector<float>(6, 1.0f));

@@ -134,18 +134,6 @@ TEST_CASE("transpose: orders survive a .xnn file, the empty one included", "[gra
         reference_graph(g, {{"x", x}}).at("c:0").values);
 }
 
-// Validation throws InvalidArgument whose message holds every fragment.
-void refused(const Graph& g, const std::vector<std::string>& fragments) {
-  try {
-    g.validate();
-    FAIL("validate() accepted the graph");
-  } catch (const InvalidArgument& e) {
-    const std::string message = e.what();
-    INFO(message);
-    for (const std::string& f : fragments) CHECK_THAT(message, Contains(f));
-  }
-}
-
 TEST_CASE("transpose: refusals name the node, the order and the input", "[graph]") {
   for (bool as_input : {true, false}) {
     INFO((as_input ? "order as input 1" : "order as attribute"));
