@@ -30,16 +30,17 @@ from .._xnorcl import InvalidArgument
 from . import xnn
 from ._common import Report, compose_affine_chains, refuse_all, unique_name, write_checked
 
-# tflite.TensorType values
-_FLOAT32, _FLOAT16, _INT32, _INT8, _INT64, _UINT8 = 0, 1, 2, 9, 4, 3
-_NUMPY = {_FLOAT32: np.float32, _FLOAT16: np.float16, _INT32: np.int32, _INT8: np.int8, _INT64: np.int64,
-          _UINT8: np.uint8}
-_TYPE_NAMES = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 9: "int8", 6: "bool"}
+_T = tflite.TensorType
+_FLOAT32, _INT32 = _T.FLOAT32, _T.INT32
+_NUMPY = {_T.FLOAT32: np.float32, _T.FLOAT16: np.float16, _T.INT32: np.int32, _T.INT8: np.int8,
+          _T.INT64: np.int64, _T.UINT8: np.uint8}
+# The generated enum's names, lower case: "float32", "int8", ...
+_TYPE_NAMES = {value: name.lower() for name, value in vars(_T).items() if not name.startswith("_")}
 
 # NHWC axis -> NCHW axis
 _TO_NCHW_AXIS = {0: 0, 1: 2, 2: 3, 3: 1}
-# TFLite's Padding enum and LCE's (the same values)
-_SAME, _VALID = 0, 1
+# TFLite's Padding enum; LCE's options use the same values.
+_SAME, _VALID = tflite.Padding.SAME, tflite.Padding.VALID
 # The largest float below 0: `x > it` is `x >= 0` for every float, -0 included, as LCE's `x < 0` test.
 _BELOW_ZERO = -np.finfo(np.float32).smallest_subnormal
 
