@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Relu, Clamp and PRelu of a float32 tensor (src/ops/activation.cpp), one work-item per element.
+// Relu, Clamp, PRelu and Round of a float32 tensor (src/ops/activation.cpp), one work-item per element.
 //   kind 0 Relu:  x > 0 ? x : 0
 //   kind 1 Clamp: x < lo ? lo : (x > hi ? hi : x)
 //   kind 2 PRelu: x < 0 ? x * slope[c] : x, c = (i / inner) % C (C 1 for a single slope)
+//   kind 3 Round, ties to even: rint(x) (the default rounding mode)
+//   kind 4 Round, ties away from zero: round(x)
 //
 // NDRange: 1-D, global rounded up to WG_SIZE, local WG_SIZE; `total` real work-items. Quotients and
 // remainders written out (r = a - q*b) for Oclgrind 21.10.
@@ -21,6 +23,10 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void activation_f3
     out[i] = x > 0.0f ? x : 0.0f;
   } else if (kind == 1) {
     out[i] = x < lo ? lo : (x > hi ? hi : x);
+  } else if (kind == 3) {
+    out[i] = rint(x);
+  } else if (kind == 4) {
+    out[i] = round(x);
   } else {
     const int q = i / inner;
     const int c = q - (q / C) * C;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Relu, Clamp and PRelu (OpenVINO Relu-1, Clamp-1, PRelu-1) on Float32 tensors: one work-item per element
-// (activation.cl), bit for bit the reference (comparisons and at most one multiply).
+// Relu, Clamp, PRelu and Round (OpenVINO Relu-1, Clamp-1, PRelu-1, Round-5) on Float32 tensors: one work-item
+// per element (activation.cl), bit for bit the reference (comparisons, at most one multiply, or a rounding).
 //   Relu: x > 0 ? x : 0 (so -0 and NaN give +0, as OpenVINO's reference).
 //   Clamp: x < min ? min : x > max ? max : x, min and max rounded to float; min <= max, neither NaN.
 //   PRelu: x < 0 ? x * slope : x, the slope a Float32 constant holding one value ([1]) or one per
 //   channel ([C], C the input's axis 1, or axis 0 of a 1-D input).
+//   Round: to the nearest integer, ties by `mode`: "half_to_even" (the default, as OpenVINO) or
+//   "half_away_from_zero" (TFLite's rounding, which the int8 emulation of converted models needs).
 #include <cmath>
 #include <limits>
 
@@ -16,7 +18,7 @@ namespace xnorcl::ops {
 
 namespace {
 
-enum class Kind : int { Relu = 0, Clamp = 1, PRelu = 2 };
+enum class Kind : int { Relu = 0, Clamp = 1, PRelu = 2, RoundEven = 3, RoundAway = 4 };
 
 struct Params {
   float lo = 0, hi = 0;
@@ -30,6 +32,14 @@ std::pair<float, float> clamp_range(const NodeView& v) {
     throw InvalidArgument(v.where() + ": min " + std::to_string(lo) + " and max " + std::to_string(hi) +
                           " must be numbers with min <= max");
   return {static_cast<float>(lo), static_cast<float>(hi)};
+}
+
+// Round's kind from its mode (the kind an ActivationOp of Round is built with is only a placeholder).
+Kind round_kind(const NodeView& v) {
+  const std::string mode = v.text("mode", "half_to_even");
+  if (mode == "half_to_even") return Kind::RoundEven;
+  if (mode == "half_away_from_zero") return Kind::RoundAway;
+  throw InvalidArgument(v.where() + ": mode '" + mode + "' (half_to_even or half_away_from_zero)");
 }
 
 Params params_of(const NodeView& v, Kind kind) {
@@ -86,8 +96,10 @@ class ActivationOp final : public Op {
   const char* name() const override { return name_; }
 
   std::vector<TensorInfo> infer(const NodeView& v) const override {
-    v.check_attributes(kind_ == Kind::Clamp ? std::vector<std::string>{"min", "max"}
-                                            : std::vector<std::string>{});
+    v.check_attributes(kind_ == Kind::Clamp       ? std::vector<std::string>{"min", "max"}
+                       : kind_ == Kind::RoundEven ? std::vector<std::string>{"mode"}
+                                                  : std::vector<std::string>{});
+    kind_of(v);
     v.check_input_count(kind_ == Kind::PRelu ? 2 : 1, kind_ == Kind::PRelu ? 2 : 1);
     const TensorInfo& x = v.activation(0, ElementType::Float32);
     check_int_elements(v, x.dims, "the input");
@@ -95,15 +107,22 @@ class ActivationOp final : public Op {
     return {x};
   }
 
+  Kind kind_of(const NodeView& v) const { return kind_ == Kind::RoundEven ? round_kind(v) : kind_; }
+
   std::vector<Tensor> reference(const NodeView& v, const std::vector<const Tensor*>& in) const override {
     const Params p = params_of(v, kind_);
+    const Kind kind = kind_of(v);
     Tensor out = *in[0];
     for (std::size_t i = 0; i < out.values.size(); ++i) {
       const double x = out.values[i];
       double y = x;
-      if (kind_ == Kind::Relu) {
+      if (kind == Kind::Relu) {
         y = x > 0 ? x : 0.0;
-      } else if (kind_ == Kind::Clamp) {
+      } else if (kind == Kind::RoundEven) {
+        y = std::nearbyint(x);  // the default rounding mode: to nearest, ties to even
+      } else if (kind == Kind::RoundAway) {
+        y = std::round(x);
+      } else if (kind == Kind::Clamp) {
         y = x < p.lo ? p.lo : x > p.hi ? p.hi : x;
       } else if (x < 0) {
         const auto c = static_cast<std::size_t>((static_cast<std::int64_t>(i) / p.inner) % p.channels);
@@ -116,7 +135,7 @@ class ActivationOp final : public Op {
 
   std::unique_ptr<DeviceStep> plan(const Runtime& rt, const NodeView& v,
                                    const std::vector<NodeView>& /*fused*/) const override {
-    return std::make_unique<ActivationStep>(rt, v, kind_);
+    return std::make_unique<ActivationStep>(rt, v, kind_of(v));
   }
 
  private:
@@ -132,6 +151,10 @@ const Op& relu_op() {
 }
 const Op& clamp_op() {
   static const ActivationOp op("Clamp", Kind::Clamp);
+  return op;
+}
+const Op& round_op() {
+  static const ActivationOp op("Round", Kind::RoundEven);
   return op;
 }
 const Op& prelu_op() {

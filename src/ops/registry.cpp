@@ -19,6 +19,7 @@ const Op& subtract_op();
 const Op& multiply_op();
 const Op& relu_op();
 const Op& clamp_op();
+const Op& round_op();
 const Op& prelu_op();
 const Op& avg_pool_op();
 const Op& reduce_mean_op();
@@ -45,6 +46,7 @@ const std::vector<const Op*>& all_ops() {
       &multiply_op(),
       &relu_op(),
       &clamp_op(),
+      &round_op(),
       &prelu_op(),
       &avg_pool_op(),
       &reduce_mean_op(),

@@ -5,6 +5,7 @@
 // the averaging ones (AvgPool, ReduceMean, Softmax).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <set>
 #include <tuple>
 
@@ -48,6 +49,17 @@ std::int64_t pick(std::mt19937& rng, std::int64_t lo, std::int64_t hi) {
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
 }
 
+// k / 2 for random k in [-15, 15], a third of them moved one float up or down.
+Tensor halves(const Dims& dims, std::mt19937& rng) {
+  Tensor t = random_input(dims, rng);
+  for (float& v : t.values) {
+    v = static_cast<float>(pick(rng, -15, 15)) / 2;
+    const std::int64_t move = pick(rng, -1, 1);
+    if (move != 0) v = std::nextafter(v, move * 100.0f);
+  }
+  return t;
+}
+
 void elementwise_case(Variant variant) {
   Runtime& rt = runtime_for(variant);
   std::mt19937 rng(21);
@@ -73,11 +85,18 @@ void elementwise_case(Variant variant) {
     const std::string prelu = add_node(g, "prelu", "PRelu", {s, "slope"});
     const std::string prelu1 = add_node(g, "prelu1", "PRelu", {s, "slope1"});
     const std::string square = add_node(g, "square", "Multiply", {relu, relu});
-    g.outputs = {clamp, prelu, prelu1, square};
+    // Round of `s` and of halves (k / 2, mostly ties) plus the floats just above and below them.
+    g.inputs.push_back({"halves", {N, C, H, W}});
+    const std::string mixed_halves = add_node(g, "mixed_halves", "Add", {s, "halves"});
+    const std::string even = add_node(g, "even", "Round", {mixed_halves});
+    const std::string away =
+        add_node(g, "away", "Round", {"halves"}, {{"mode", std::string("half_away_from_zero")}});
+    g.outputs = {clamp, prelu, prelu1, square, even, away};
     check_graph(rt, g,
                 {{"x", random_input({N, C, H, W}, rng)},
                  {"y", random_input({N, C, H, W}, rng)},
-                 {"z", random_input({1, C, 1, W}, rng)}});
+                 {"z", random_input({1, C, 1, W}, rng)},
+                 {"halves", halves({N, C, H, W}, rng)}});
     plans += Model(rt, g).plan().to_string();
   }
   // Same shapes, per-channel rows and element-wise broadcasting each ran.

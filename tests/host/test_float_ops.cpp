@@ -89,6 +89,25 @@ TEST_CASE("float ops: Relu, Clamp, PRelu", "[graph]") {
   CHECK_FALSE(std::signbit(zero.values[0]));
 }
 
+TEST_CASE("float ops: Round, ties to even and away from zero", "[graph]") {
+  // Ties at +-0.5, 1.5, 2.5; the floats next to a tie; a value above 2^23 (already an integer).
+  const float below = std::nextafter(2.5f, 0.0f), above = std::nextafter(2.5f, 3.0f);
+  const Tensor x = tensor({1, 1, 2, 6},
+                          {-2.5f, -0.5f, 0.5f, 1.5f, 2.5f, below, above, -1.25f, 0.75f, 1e8f, -3.5f, 127.5f});
+  const std::vector<float> even = {-2, -0.0f, 0, 2, 2, 2, 3, -1, 1, 1e8f, -4, 128};
+  const std::vector<float> away = {-3, -1, 1, 2, 3, 2, 3, -1, 1, 1e8f, -4, 128};
+  const Tensor by_default = OneNode("Round", {x}).run();
+  const Tensor to_even = OneNode("Round", {x}, {{"mode", std::string("half_to_even")}}).run();
+  const Tensor away_from_zero = OneNode("Round", {x}, {{"mode", std::string("half_away_from_zero")}}).run();
+  CHECK(by_default.values == even);
+  CHECK(to_even.values == even);
+  CHECK(away_from_zero.values == away);
+  CHECK(std::signbit(to_even.values[1]));  // -0.5 rounds to -0
+  refused(OneNode("Round", {x}, {{"mode", std::string("up")}}).g,
+          {"node 'n' (Round)", "mode 'up'", "half_to_even or half_away_from_zero"});
+  refused(OneNode("Round", {x}, {{"min", 1.0}}).g, {"node 'n' (Round)", "min"});
+}
+
 Attributes pool(Ints kernel, Ints strides, Ints pb, Ints pe, const std::string& rounding, bool exclude) {
   return {{"kernel", kernel},          {"strides", strides},
           {"pads_begin", pb},          {"pads_end", pe},

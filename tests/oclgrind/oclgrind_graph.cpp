@@ -55,6 +55,8 @@ Graph float_graph(std::mt19937& rng) {
   s = add_node(g, "shifted", "Add", {s, "row"});
   const std::string relu = add_node(g, "relu", "Relu", {s});
   const std::string clamp = add_node(g, "clamp", "Clamp", {s}, {{"min", -0.5}, {"max", 0.5}});
+  const std::string rounded =
+      add_node(g, "rounded", "Round", {s}, {{"mode", std::string("half_away_from_zero")}});
   const std::string prelu = add_node(g, "prelu", "PRelu", {s, "slope"});
   const std::string pool = add_node(g, "pool", "AvgPool", {prelu},
                                     {{"kernel", Ints{3, 3}},
@@ -72,7 +74,7 @@ Graph float_graph(std::mt19937& rng) {
   const std::string all = add_node(g, "all", "ReduceMean", {s, "chw"});  // rows of 160: a work-group each
   const std::string nhwc = add_node(g, "nhwc", "Transpose", {joined}, {{"order", Ints{0, 2, 3, 1}}});
   const std::string cols = add_node(g, "cols", "Transpose", {flat}, {{"order", Ints{1, 0}}});
-  g.outputs = {soft, flat, all, nhwc, cols};
+  g.outputs = {soft, flat, all, nhwc, cols, rounded};
   return g;
 }
 
