@@ -158,6 +158,35 @@ def grouped_bconv(hw, c_in, filters, groups):
     return tf.keras.Model(x, y)
 
 
+def fake_quant(x):
+    """An int8 quantization point for LCE's converter (range -3..3, as LCE's own int8 tests)."""
+    return tf.quantization.fake_quant_with_min_max_vars(x, -3.0, 3.0)
+
+
+def int8_toy(hw, c_in):
+    """LCE's own int8 test model: fake-quantized input -> two bconvs with int8 output -> int8 MEAN."""
+    x = tf.keras.Input((hw, hw, c_in))
+    y = fake_quant(x)
+    y = qconv(12, 3, strides=2)(y)
+    y = fake_quant(bn()(y))
+    y = qconv(12, 3, strides=2, padding="same", pad_values=1.0)(y)
+    y = fake_quant(bn()(y))
+    y = tf.keras.layers.GlobalAveragePooling2D()(y)
+    return tf.keras.Model(x, fake_quant(y))
+
+
+def int8_residual(hw, c_in):
+    """bconvs with int8 output, an int8 residual ADD read by a bconv, a float bconv output at the end."""
+    x = tf.keras.Input((hw, hw, c_in))
+    y = qconv(24, 3, padding="same", pad_values=1.0)(bn()(x))
+    y = fake_quant(bn()(y))
+    z = qconv(24, 3, padding="same", pad_values=0.0)(y)
+    z = fake_quant(bn()(z))
+    z = fake_quant(tf.keras.layers.Add()([y, z]))
+    z = qconv(16, 3, padding="same", pad_values=1.0)(z)
+    return tf.keras.Model(x, bn()(z))
+
+
 def quicknet_small(hw, classes):
     return lqz.sota.QuickNetSmall(
         weights=None, input_shape=(hw, hw, 3), num_classes=classes
@@ -236,7 +265,26 @@ CASES = [
      "e: a binary conv followed by tf.math.cos (builtin COS): for the refusal test"),
     ("grouped_bconv_g2", grouped_bconv, dict(hw=8, c_in=64, filters=64, groups=2),
      "QuantConv2D(groups=2): a grouped LceBconv2d (filter [O,KH,KW,1], channels_in 64)"),
+    ("int8_toy", int8_toy, dict(hw=16, c_in=3),
+     "int8: QUANTIZE -> LceQuantize of int8 -> LceBconv2d with int8 output (VALID, then SAME one padding) "
+     "-> int8 MEAN -> DEQUANTIZE (LCE's own int8 test model)"),
+    ("int8_toy_io", int8_toy, dict(hw=16, c_in=3),
+     "int8: the same model converted with int8 input and output (inference_input_type/output_type int8)"),
+    ("int8_residual", int8_residual, dict(hw=10, c_in=17),
+     "int8: bconvs with int8 output (SAME one and zero padding), an int8 residual ADD, LceQuantize of int8"),
+    ("quicknet_small_32_int8", quicknet_small, dict(hw=32, classes=10),
+     "int8: QuickNet-Small converted with experimental_default_int8_range=(-3, 3): int8 CONV_2D, "
+     "DEPTHWISE_CONV_2D, MAX_POOL_2D, AVERAGE_POOL_2D, FULLY_CONNECTED, SOFTMAX with QUANTIZE/DEQUANTIZE "
+     "around the binary blocks"),
 ]
+
+# int8 models whose first int8 CONV_2D output LCE also writes (NAME.npz `probe_outputs`).
+PROBED = {"quicknet_small_32_int8"}
+# LCE converter arguments of the int8 cases (the others: defaults).
+CONVERT_ARGS = {
+    "int8_toy_io": dict(inference_input_type=tf.int8, inference_output_type=tf.int8),
+    "quicknet_small_32_int8": dict(experimental_default_int8_range=(-3.0, 3.0)),
+}
 
 # --------------------------------------------------------------------------
 # Random weights and batch-norm statistics
@@ -328,6 +376,46 @@ def inspect_flatbuffer(buf):
 # --------------------------------------------------------------------------
 
 
+def int8_output_step(buf):
+    """The int8 grid step of the model's output: 1 for an int8 output (its numbers), the scale of the int8
+    tensor a final DEQUANTIZE reads, None for a float output computed in float."""
+    m = tflite.Model.GetRootAsModel(buf, 0)
+    g = m.Subgraphs(0)
+    out = int(g.Outputs(0))
+    if g.Tensors(out).Type() == tflite.TensorType.INT8:
+        return 1.0
+    for k in range(g.OperatorsLength()):
+        op = g.Operators(k)
+        code = m.OperatorCodes(op.OpcodeIndex())
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        if int(op.Outputs(0)) == out and builtin == tflite.BuiltinOperator.DEQUANTIZE:
+            return float(g.Tensors(int(op.Inputs(0))).Quantization().Scale(0))
+    return None
+
+
+def with_output(buf, tensor):
+    """The model with its (single) output redirected to `tensor`: LCE's interpreter then returns that
+    intermediate tensor (the int32 index is patched in place; nothing else changes)."""
+    g = tflite.Model.GetRootAsModel(buf, 0).Subgraphs(0)
+    position = g._tab.Vector(g._tab.Offset(8))  # Subgraph.outputs, vtable slot 2
+    patched = bytearray(buf)
+    patched[position:position + 4] = np.int32(tensor).tobytes()
+    return bytes(patched)
+
+
+def first_int8_conv_output(buf):
+    """The output tensor of the model's first CONV_2D whose output is int8, or None."""
+    m = tflite.Model.GetRootAsModel(buf, 0)
+    g = m.Subgraphs(0)
+    for k in range(g.OperatorsLength()):
+        op = g.Operators(k)
+        code = m.OperatorCodes(op.OpcodeIndex())
+        if (max(code.BuiltinCode(), code.DeprecatedBuiltinCode()) == tflite.BuiltinOperator.CONV_2D
+                and g.Tensors(int(op.Outputs(0))).Type() == tflite.TensorType.INT8):
+            return int(op.Outputs(0))
+    return None
+
+
 def versions():
     def v(p):
         try:
@@ -347,6 +435,8 @@ def versions():
 
 
 def make_inputs(rng, shape, name):
+    if name.endswith("_io"):  # int8 input: the int8 numbers
+        return rng.integers(-128, 128, (SAMPLES,) + tuple(shape)).astype(np.int8)
     x = rng.normal(0.0, 1.0, (SAMPLES,) + tuple(shape)).astype(np.float32)
     if name.startswith("quantize_dequantize"):
         special = np.array(
@@ -413,7 +503,7 @@ def main():
         in_shape = model.input_shape[1:]
         calib = rng.normal(0.0, 1.0, (8,) + tuple(in_shape)).astype(np.float32)
         randomize(model, rng, calib)
-        buf = lce.convert_keras_model(model)
+        buf = lce.convert_keras_model(model, **CONVERT_ARGS.get(name, {}))
         x = make_inputs(rng, in_shape, name)
         try:
             outputs = Interpreter(buf, num_threads=1).predict(x)
@@ -428,17 +518,25 @@ def main():
         except RuntimeError:
             # LCE's reference kernel refuses SAME zero padding with an odd channels_in.
             outputs_ref, ref_note = None, "refused by LCE (AllocateTensors failed)"
-        keras_out = model(x, training=False).numpy()
+        keras_out = model(x.astype(np.float32), training=False).numpy()
         with open(os.path.join(args.out_dir, name + ".tflite"), "wb") as f:
             f.write(buf)
         arrays = dict(inputs=x, outputs=outputs, keras_outputs=keras_out, versions=vers_arr)
         if outputs_ref is not None:
             arrays["outputs_reference_bconv"] = outputs_ref
+        step = int8_output_step(buf)
+        if step is not None:
+            arrays["int8_output_step"] = np.float64(step)
+        probe = first_int8_conv_output(buf) if name in PROBED else None
+        if probe is not None:  # LCE's int8 numbers of the first int8 CONV_2D, for a per-layer check
+            arrays["probe_tensor"] = np.int32(probe)
+            arrays["probe_outputs"] = Interpreter(with_output(buf, probe), num_threads=1).predict(x)
         np.savez_compressed(os.path.join(args.out_dir, name + ".npz"), **arrays)
         info = inspect_flatbuffer(buf)
         diff_ref = None if outputs_ref is None else float(np.nanmax(np.abs(outputs - outputs_ref)))
         finite = np.isfinite(outputs) & np.isfinite(keras_out)
-        diff_keras = float(np.max(np.abs(outputs - keras_out)[finite])) if finite.any() else 0.0
+        diff = np.abs(outputs.astype(np.float64) - keras_out)[finite]  # int8 outputs: the numbers vs reals
+        diff_keras = float(np.max(diff)) if finite.any() else 0.0
         manifest["models"][name] = {
             "covers": covers,
             "builder": builder.__name__,

@@ -54,7 +54,7 @@ def main():
         for key, reference in runs:
             got = Interpreter(buf, num_threads=1, use_reference_bconv=reference).predict(data["inputs"])
             want = data[key]
-            same = got.shape == want.shape and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+            same = got.shape == want.shape and got.dtype == want.dtype and got.tobytes() == want.tobytes()
             bad += not same
             print(f"{name} {key}: {'same' if same else 'DIFFERENT'}")
     print(f"tensorflow imported: {'tensorflow' in sys.modules}")

@@ -76,8 +76,9 @@ def write_checked(graph: xnn.Graph, destination: str) -> None:
 
 
 def affine_operand(graph: xnn.Graph, node: xnn.Node) -> Optional[Tuple[str, np.ndarray]]:
-    """(activation input, constant as [1, C, 1, 1] or [1, 1, 1, 1]) of a Multiply/Add by a per-channel or
-    scalar constant; None for anything else."""
+    """(activation input, constant as [1, C, 1, 1] or [1]) of a Multiply/Add by a per-channel or scalar
+    constant (a scalar keeps one axis, so composing it never adds axes to a tensor of lower rank); None for
+    anything else."""
     if node.op not in ("Multiply", "Add") or len(node.inputs) != 2 or node.attributes.get("auto_broadcast",
                                                                                            "numpy") != "numpy":
         return None
@@ -89,7 +90,7 @@ def affine_operand(graph: xnn.Graph, node: xnn.Node) -> Optional[Tuple[str, np.n
         return None
     array = np.asarray(value, np.float64)
     if array.size == 1:
-        return node.inputs[consts.index(False)], array.reshape(1, 1, 1, 1)
+        return node.inputs[consts.index(False)], array.reshape(1)
     if array.ndim == 4 and array.shape[0] == array.shape[2] == array.shape[3] == 1:
         return node.inputs[consts.index(False)], array
     return None
@@ -128,7 +129,7 @@ def compose_affine_chains(graph: xnn.Graph, report: Report) -> None:
             chain.append(link(chain[-1]))  # type: ignore[arg-type]
         if len(chain) < 2 or [n.op for n in chain] == ["Multiply", "Add"]:
             continue
-        scale, shift = np.ones((1, 1, 1, 1)), np.zeros((1, 1, 1, 1))
+        scale, shift = np.ones((1,)), np.zeros((1,))  # broadcast to the operands' shapes, no more axes
         for node in chain:
             value = affine_operand(graph, node)[1]  # type: ignore[index]
             if node.op == "Multiply":

@@ -13,6 +13,14 @@ LCE's binary conventions are translated here, never assumed equal to xnorcl's:
   given the threshold just below 0 (the largest negative float), which reproduces that exactly;
 - LCE's pad_values 0 pads with the value 0 (a padded tap adds nothing), pad_values 1 with +1: xnorcl's
   BinaryConvolution pad_value 0 and 1.
+int8-quantized tensors (scale s, zero point z) are emulated in float: the graph holds each one as the real
+value s * (q - z) that TFLite's DEQUANTIZE gives, every op that writes one computes in float and rounds to the
+int8 grid (Multiply by 1/s, Round half away from zero as TFLite's rounding, Clamp to [-128 - z, 127 - z],
+Multiply by s), and int8 weights and int32 biases are dequantized once. An int8 model input or output is a
+float32 tensor holding the int8 numbers. Ops that differ: TFLite's integer kernels round with fixed-point
+multipliers, so a value within float rounding of a rounding tie (a .5 of the int8 grid) may land one step
+away; an average of integers (AVERAGE_POOL_2D, MEAN) meets exact ties and TFLite's int8 SOFTMAX is a table
+approximation, so those outputs may differ by one step too (docs/larq.md).
 Every op or attribute that xnorcl lacks is collected first; the conversion is refused with the whole list
 before anything is written.
 """
@@ -31,7 +39,7 @@ from . import xnn
 from ._common import Report, compose_affine_chains, refuse_all, unique_name, write_checked
 
 _T = tflite.TensorType
-_FLOAT32, _INT32 = _T.FLOAT32, _T.INT32
+_FLOAT32, _INT32, _INT8 = _T.FLOAT32, _T.INT32, _T.INT8
 _NUMPY = {_T.FLOAT32: np.float32, _T.FLOAT16: np.float16, _T.INT32: np.int32, _T.INT8: np.int8,
           _T.INT64: np.int64, _T.UINT8: np.uint8}
 # The generated enum's names, lower case: "float32", "int8", ...
@@ -128,14 +136,67 @@ class _Converter:
         return _TYPE_NAMES.get(self.type_of(index), f"type {self.type_of(index)}")
 
     def float_constant(self, index: int, what: str) -> np.ndarray:
+        """A constant's real values: float32 as stored, quantized integers (int8 weights, int32 biases)
+        dequantized with their per-tensor or per-axis scale and zero point."""
         value = self.constant(index)
         if value is None:
             raise _Refused(f"its {what} '{self.tensor_name(index)}' is computed at run time (xnorcl needs a "
                            "constant)")
-        if value.dtype != np.float32:
-            raise _Refused(f"its {what} '{self.tensor_name(index)}' is {self._type_name(index)}; xnorcl "
-                           "converts float32 models (int8-quantized models are not supported)")
-        return value
+        if value.dtype == np.float32:
+            return value
+        if value.dtype in (np.int8, np.int32) and self.quantization(index) is not None:
+            return self.dequantized(index, value)
+        raise _Refused(f"its {what} '{self.tensor_name(index)}' is {self._type_name(index)} without "
+                       "quantization parameters")
+
+    def quantization(self, index: int) -> Optional[Tuple[np.ndarray, np.ndarray, int]]:
+        """(scales, zero points, quantized axis) of a quantized tensor, None for a float one."""
+        q = self.sg.Tensors(index).Quantization()
+        if q is None or q.ScaleLength() == 0:
+            return None
+        return (q.ScaleAsNumpy().astype(np.float64), q.ZeroPointAsNumpy().astype(np.float64),
+                int(q.QuantizedDimension()))
+
+    def dequantized(self, index: int, value: np.ndarray) -> np.ndarray:
+        scale, zero, axis = self.quantization(index)  # type: ignore[misc]
+        shape = [1] * value.ndim
+        if scale.size > 1:
+            shape[axis] = scale.size
+        real = (value.astype(np.float64) - zero.reshape(shape)) * scale.reshape(shape)
+        return real.astype(np.float32)
+
+    def int8_grid(self, index: int) -> Optional[Tuple[float, int]]:
+        """(scale, zero point) of an int8 activation, None for a float one; per-channel activation
+        quantization is refused."""
+        if self.type_of(index) != _INT8:
+            return None
+        q = self.quantization(index)
+        if q is None or q[0].size != 1 or q[0][0] <= 0:
+            raise _Refused(f"int8 tensor '{self.tensor_name(index)}' without one positive scale (per-tensor "
+                           "quantization is supported for activations)")
+        return float(q[0][0]), int(q[1][0]) if q[1].size else 0
+
+    def requantize(self, index: int) -> List[Tuple[str, Callable[[str], List[str]], Dict[str, Any]]]:
+        """The nodes that round a float tensor to the int8 grid of tensor `index` and hold the result as
+        its real value s * (q - z): Multiply by 1/s, Round half away from zero, Clamp to [-128 - z,
+        127 - z], Multiply by s. Empty for a float tensor."""
+        grid = self.int8_grid(index)
+        if grid is None:
+            return []
+        scale, zero = grid
+        base = self.tensor_name(index)
+        inverse = self.f32(base + "/inverse_scale", np.array([1.0 / np.float32(scale)], np.float32))
+        step = self.f32(base + "/scale", np.array([scale], np.float32))
+        return [("Multiply", lambda x: [x, inverse], {}),
+                ("Round", lambda x: [x], {"mode": "half_away_from_zero"}),
+                ("Clamp", lambda x: [x], {"min": float(-128 - zero), "max": float(127 - zero)}),
+                ("Multiply", lambda x: [x, step], {})]
+
+    def same_grid(self, inputs: List[int], output: int) -> bool:
+        """Whether every input holds values on the output's grid already (float, or int8 with the same
+        scale and zero point): ops that only move or select values need no rounding then."""
+        out = self.int8_grid(output)
+        return all(self.int8_grid(i) == out for i in inputs)
 
     def fresh(self, base: str) -> str:
         return unique_name(base, self.taken)
@@ -189,7 +250,7 @@ class _Converter:
     def result(self, index: int, layout: str, bits: int = 0) -> str:
         """The graph name for TFLite tensor `index`, produced in `layout` ("nchw" or "nhwc")."""
         base = self.tensor_name(index)
-        if index in self.model_outputs:
+        if index in self.model_outputs and self.type_of(index) != _INT8:  # an int8 output: its numbers later
             name = self.fresh(base + "/nchw") if layout == "nchw" and len(self.shape(index)) == 4 else base
         else:
             name = self.fresh(base)
@@ -207,10 +268,14 @@ class _Converter:
         return self.graph.add_f32(self.fresh(base), np.asarray(value, np.float32))
 
     def steps(self, out_index: int, layout: str, first: Tuple[str, List[str], Dict[str, Any]],
-              then: List[Tuple[str, Callable[[str], List[str]], Dict[str, Any]]], bits: int = 0) -> None:
-        """An op's nodes in a chain (the op, then its bias, scale or activation); the last one writes the
-        TFLite tensor's graph name."""
+              then: List[Tuple[str, Callable[[str], List[str]], Dict[str, Any]]], bits: int = 0,
+              rounds: bool = True) -> None:
+        """An op's nodes in a chain (the op, then its bias, scale or activation, then the rounding to the
+        int8 grid where the TFLite tensor is int8 and `rounds`); the last one writes the TFLite tensor's
+        graph name."""
         chain = [first] + [(op, make, attrs) for op, make, attrs in then]
+        if rounds and not bits:
+            chain += self.requantize(out_index)
         base = self.tensor_name(out_index)
         current = ""
         for k, (op, inputs, attrs) in enumerate(chain):
@@ -255,6 +320,8 @@ class _Converter:
         if self.model.SubgraphsLength() != 1:
             self.report.refused.append(f"the model has {self.model.SubgraphsLength()} subgraphs (xnorcl "
                                        "converts models of one)")
+        # An int8 output's name is its numbers' (model_output); its real values take another name.
+        self.taken.update(self.tensor_name(i) for i in self.model_outputs if self.type_of(i) == _INT8)
         for index in self.sg.InputsAsNumpy():
             self.model_input(int(index))
         for k in range(self.sg.OperatorsLength()):
@@ -279,9 +346,9 @@ class _Converter:
     def model_input(self, index: int) -> None:
         dims = self.shape(index)
         name = self.tensor_name(index)
-        if self.type_of(index) != _FLOAT32:
+        if self.type_of(index) not in (_FLOAT32, _INT8):
             self.report.refused.append(f"input '{name}' is {self._type_name(index)}; xnorcl's inputs are "
-                                       "float32 (int8-quantized models are not supported)")
+                                       "float32 (or int8 numbers given as float32)")
             return
         if not 1 <= len(dims) <= 4 or any(d <= 0 for d in dims):
             self.report.refused.append(f"input '{name}' has shape {list(dims)} (xnorcl: 1 to 4 axes, static)")
@@ -289,6 +356,17 @@ class _Converter:
         self.taken.add(name)
         self.graph.inputs.append((name, dims))
         self.held[index] = _Held(nhwc=name)
+        try:
+            grid = self.int8_grid(index)
+        except _Refused as e:
+            self.report.refused.append(f"input '{name}': {e}")
+            return
+        if grid is not None:  # the int8 numbers q, given as float32 -> s * (q - z)
+            zero = self.f32(name + "/zero_point", np.array([-grid[1]], np.float32))
+            self.held[index] = _Held()
+            self.steps(index, "nhwc", ("Add", [name, zero], {}),
+                       [("Multiply", lambda x: [x, self.f32(name + "/scale", np.array([grid[0]], np.float32))],
+                         {})], rounds=False)
 
     def model_output(self, index: int) -> None:
         name = self.tensor_name(index)
@@ -298,6 +376,8 @@ class _Converter:
         if held.bits:
             self.report.refused.append(f"output '{name}' is bit-packed (xnorcl's outputs are float32)")
             return
+        if self.type_of(index) == _INT8:
+            held = self.int8_numbers(index, held)
         if held.nhwc is None:
             self.transpose_into(held.nchw, name)
             held.nhwc = name
@@ -305,6 +385,25 @@ class _Converter:
             self.node(name, "Reshape", [held.nhwc, self.f32(name + "/shape", np.array(self.shape(index)))],
                       name, {"special_zero": False})
         self.graph.outputs.append(name)
+
+    def int8_numbers(self, index: int, held: _Held) -> _Held:
+        """An int8 model output as its int8 numbers q = round(x / s) + z, float32, in the layout it is held
+        in (x is on the grid already: the rounding only undoes the float error of x / s)."""
+        scale, zero = self.int8_grid(index)  # type: ignore[misc]
+        base = self.tensor_name(index)
+        layout = "nhwc" if held.nhwc is not None else "nchw"
+        final = base if layout == "nhwc" else self.fresh(base + "/nchw")
+        inverse = self.f32(base + "/inverse_scale", np.array([1.0 / np.float32(scale)], np.float32))
+        unscaled = self.node(base + "/unscale", "Multiply", [getattr(held, layout), inverse],
+                             self.fresh(base + "/unscaled"))
+        rounded = self.node(base + "/round", "Round", [unscaled], self.fresh(base + "/rounded") if zero else final,
+                            {"mode": "half_away_from_zero"})
+        if zero:
+            shift = self.f32(base + "/zero_point", np.array([zero], np.float32))
+            rounded = self.node(base + "/zero_point", "Add", [rounded, shift], final)
+        numbers = _Held()
+        setattr(numbers, layout, rounded)
+        return numbers
 
     def transpose_into(self, source: Optional[str], name: str) -> None:
         self.node(name, "Transpose", [source], name, {"order": [0, 2, 3, 1]})  # type: ignore[list-item]
@@ -416,8 +515,7 @@ class _Converter:
                                    "a 4-D tensor")
                 names.append(self.nchw(i) if in_nchw else self.nhwc(i))
                 continue
-            if value.dtype != np.float32:
-                raise _Refused(f"operand '{self.tensor_name(i)}' is {self._type_name(i)}")
+            value = self.float_constant(i, "operand")
             if in_nchw:
                 value = np.transpose(value.reshape((1,) * (4 - value.ndim) + value.shape), (0, 3, 1, 2))
             names.append(self.f32(self.tensor_name(outputs[0]) + "/operand", value))
@@ -450,7 +548,8 @@ class _Converter:
         if op_type == "AvgPool":
             geometry["exclude-pad"] = True  # TFLite averages the in-bounds taps only
         self.steps(outputs[0], "nchw", (op_type, [self.nchw(inputs[0])], geometry),
-                   self.activation(o.FusedActivationFunction()))
+                   self.activation(o.FusedActivationFunction()),
+                   rounds=op_type != "MaxPool" or not self.same_grid(inputs[:1], outputs[0]))
 
     def op_AVERAGE_POOL_2D(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
         self.pool(op, inputs, outputs, "AvgPool")
@@ -485,7 +584,7 @@ class _Converter:
         base = self.tensor_name(outputs[0])
         first = ("Reshape", [self.nhwc(inputs[0]), self.f32(base + "/shape", np.array(target))],
                  {"special_zero": False})
-        self.steps(outputs[0], "nhwc", first, [])
+        self.steps(outputs[0], "nhwc", first, [], rounds=not self.same_grid(inputs[:1], outputs[0]))
 
     def op_RESHAPE(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
         self.reshape(inputs, outputs)
@@ -513,7 +612,8 @@ class _Converter:
         nchw = rank == 4
         names = [self.nchw(i) if nchw else self.nhwc(i) for i in inputs]
         first = ("Concat", names, {"axis": _TO_NCHW_AXIS[axis] if nchw else axis})
-        self.steps(outputs[0], "nchw" if nchw else "nhwc", first, self.activation(o.FusedActivationFunction()))
+        self.steps(outputs[0], "nchw" if nchw else "nhwc", first, self.activation(o.FusedActivationFunction()),
+                   rounds=not self.same_grid(inputs, outputs[0]))
 
     def op_PAD(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
         pads = self.constant(inputs[1])
@@ -556,24 +656,30 @@ class _Converter:
 
     def op_DEQUANTIZE(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
         value = self.constant(inputs[0])
-        if value is None:
-            raise _Refused(f"it dequantizes the activation '{self.tensor_name(inputs[0])}' "
-                           f"({self._type_name(inputs[0])}); xnorcl converts float32 models")
+        if value is None:  # an int8 activation: the graph holds its real values already
+            if self.int8_grid(inputs[0]) is None:
+                raise _Refused(f"it dequantizes '{self.tensor_name(inputs[0])}' of type "
+                               f"{self._type_name(inputs[0])} (int8 is supported)")
+            self.held[outputs[0]] = self.held_of(inputs[0])
+            return
         if value.dtype == np.float16:
             self.values[outputs[0]] = value.astype(np.float32)
             return
-        q = self.sg.Tensors(inputs[0]).Quantization()
-        if q is None or q.ScaleLength() == 0:
+        if self.quantization(inputs[0]) is None:
             raise _Refused(f"constant of type {self._type_name(inputs[0])} without quantization parameters")
-        scale, zero = q.ScaleAsNumpy().astype(np.float64), q.ZeroPointAsNumpy().astype(np.float64)
-        shape = [1] * value.ndim
-        if scale.size > 1:
-            shape[q.QuantizedDimension()] = scale.size
-        real = (value.astype(np.float64) - zero.reshape(shape)) * scale.reshape(shape)
-        self.values[outputs[0]] = real.astype(np.float32)
+        self.values[outputs[0]] = self.dequantized(inputs[0], value)
 
     def op_QUANTIZE(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
-        raise _Refused("int8 quantization of activations (xnorcl converts float32 models)")
+        if self.int8_grid(outputs[0]) is None:
+            raise _Refused(f"it quantizes to {self._type_name(outputs[0])} (int8 is supported)")
+        if self.same_grid(inputs, outputs[0]):
+            self.held[outputs[0]] = self.held_of(inputs[0])
+            return
+        nchw = self.is_nchw(inputs[0])
+        source = self.nchw(inputs[0]) if nchw else self.nhwc(inputs[0])
+        rounding = self.requantize(outputs[0])
+        first = (rounding[0][0], rounding[0][1](source), rounding[0][2])
+        self.steps(outputs[0], "nchw" if nchw else "nhwc", first, rounding[1:], rounds=False)
 
     # ---- Larq Compute Engine's ops --------------------------------------------------------------------------
     def lce_options(self, op: Any) -> Dict[str, Any]:
@@ -654,7 +760,7 @@ class _Converter:
         else:
             first = self.grouped_binary_convolution(self.bits(inputs[0]), weights, groups, geometry, base)
         out_type = self.type_of(outputs[0])
-        if out_type == _FLOAT32:
+        if out_type in (_FLOAT32, _INT8):  # int8: the float result rounded to the grid (steps)
             # LCE clamps the convolution's sum (its fused activation) before the multiplier and the bias.
             then = self.activation(int(o.get("fused_activation_function", 0))) + self.post_activation(
                 inputs, base, out_channels)
@@ -666,7 +772,7 @@ class _Converter:
             self.steps(outputs[0], "nchw", first, self.output_threshold(inputs, base, out_channels, taps),
                        bits=out_channels)
         else:
-            raise _Refused(f"output type {self._type_name(outputs[0])} (float32 or bit-packed int32)")
+            raise _Refused(f"output type {self._type_name(outputs[0])} (float32, int8 or bit-packed int32)")
 
     def lce_filter(self, index: int, channels: int) -> Tuple[np.ndarray, int]:
         """The binary filter as xnorcl's [O, I/G, KH, KW] signs (True for +1) and the group count G, from
