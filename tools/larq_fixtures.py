@@ -48,7 +48,7 @@ For every case the script writes into the output folder:
 tools/lce_check_fixtures.py runs LCE's interpreter on the committed fixtures
 again and needs only larq-compute-engine and numpy<2 (no TensorFlow).
 birealnet_96 (about 2.2 MB) is written only with --with-birealnet, to keep the
-committed folder under 3 MB.
+committed folder near 5 MB.
 """
 
 import argparse
