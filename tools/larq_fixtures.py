@@ -450,17 +450,18 @@ def make_inputs(rng, shape, name):
 
 
 def write_bench_models(out_dir):
-    for index, (name, builder) in enumerate((("quicknet_small_224", quicknet_small),
-                                             ("birealnet_224", birealnet))):
+    cases = (("quicknet_small_224", quicknet_small, {}), ("birealnet_224", birealnet, {}),
+             ("quicknet_small_224_int8", quicknet_small, CONVERT_ARGS["quicknet_small_32_int8"]))
+    for index, (name, builder, convert_args) in enumerate(cases):
         tf.keras.backend.clear_session()
-        tf.keras.utils.set_random_seed(2000 + index)
-        rng = np.random.default_rng(2000 + index)
+        tf.keras.utils.set_random_seed(2000 + index % 2)
+        rng = np.random.default_rng(2000 + index % 2)
         model = builder(hw=224, classes=1000)
         calib = rng.normal(0.0, 1.0, (2, 224, 224, 3)).astype(np.float32)
         randomize(model, rng, calib)
         path = os.path.join(out_dir, name + ".tflite")
         with open(path, "wb") as f:
-            f.write(lce.convert_keras_model(model))
+            f.write(lce.convert_keras_model(model, **convert_args))
         print(f"wrote {path}")
 
 
@@ -472,7 +473,8 @@ def main():
                     help="also write birealnet_96 (about 2.2 MB, so not committed by default)")
     ap.add_argument("--bench", action="store_true",
                     help="write only the full-size models that tools/compare_lce.py times (QuickNet-Small "
-                         "and Bi-Real Net at 224x224, 1000 classes, random batch-norm statistics; no outputs)")
+                         "and Bi-Real Net at 224x224, 1000 classes, random batch-norm statistics, and "
+                         "QuickNet-Small with a default int8 range; no outputs)")
     args = ap.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
     if args.bench:

@@ -91,7 +91,12 @@ void elementwise_case(Variant variant) {
     const std::string even = add_node(g, "even", "Round", {mixed_halves});
     const std::string away =
         add_node(g, "away", "Round", {"halves"}, {{"mode", std::string("half_away_from_zero")}});
-    g.outputs = {clamp, prelu, prelu1, square, even, away};
+    // Round -> Clamp -> Multiply by one value runs as one step; by per-channel values it does not fuse.
+    const std::string on_grid = add_node(g, "on_grid", "Round", {mixed_halves});
+    const std::string clipped = add_node(g, "clipped", "Clamp", {on_grid}, {{"min", -3.0}, {"max", 2.0}});
+    const std::string grid_scaled = add_node(g, "grid_scaled", "Multiply", {clipped, "one"});
+    const std::string per_channel = add_node(g, "per_channel", "Multiply", {away, "scale"});
+    g.outputs = {clamp, prelu, prelu1, square, even, grid_scaled, per_channel};
     check_graph(rt, g,
                 {{"x", random_input({N, C, H, W}, rng)},
                  {"y", random_input({N, C, H, W}, rng)},
@@ -102,6 +107,8 @@ void elementwise_case(Variant variant) {
   // Same shapes, per-channel rows and element-wise broadcasting each ran.
   for (const char* kernel : {"eltwise_same", "eltwise_rows", "eltwise_broadcast"})
     CHECK(plans.find(kernel) != std::string::npos);
+  CHECK(plans.find("activation_f32 Round + Clamp + Multiply") != std::string::npos);
+  CHECK(plans.find("activation_f32 Round + Multiply") == std::string::npos);
 }
 
 TEST_CASE("graph float ops: elementwise and activations (local)", "[local]") {
