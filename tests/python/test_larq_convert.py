@@ -84,13 +84,19 @@ def converted(tmp_path_factory):
     return folder, reports
 
 
-@pytest.mark.parametrize("name", COMPARED)
-def test_converted_model_matches_lce(converted, runtime, name):
+def ours_and_lces(converted, runtime, name):
+    """(xnorcl's, LCE's) outputs of a fixture converted with nothing refused, of the same shape."""
     folder, reports = converted
     assert reports[name]["refused"] == []
     inputs, want = lce_truth(name)
     got = run_converted(folder / f"{name}.xnn", runtime, inputs)
     assert got.shape == want.shape
+    return got, want
+
+
+@pytest.mark.parametrize("name", COMPARED)
+def test_converted_model_matches_lce(converted, runtime, name):
+    got, want = ours_and_lces(converted, runtime, name)
     assert relative_error(got, want) <= 1e-4, name
     if want.ndim == 2:
         assert (got.argmax(axis=1) == want.argmax(axis=1)).all()
@@ -98,11 +104,7 @@ def test_converted_model_matches_lce(converted, runtime, name):
 
 @pytest.mark.parametrize("name", INT8_WHOLE)
 def test_int8_model_matches_lce_within_one_step(converted, runtime, name):
-    folder, reports = converted
-    assert reports[name]["refused"] == []
-    inputs, want = lce_truth(name)
-    got = run_converted(folder / f"{name}.xnn", runtime, inputs)
-    assert got.shape == want.shape
+    got, want = ours_and_lces(converted, runtime, name)
     data = np.load(FIXTURES / f"{name}.npz")
     if "int8_output_step" not in data.files:  # int8 layers inside, a float output computed in float
         assert relative_error(got, want) <= 1e-4
