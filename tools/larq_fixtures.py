@@ -175,6 +175,12 @@ def int8_toy(hw, c_in):
     return tf.keras.Model(x, fake_quant(y))
 
 
+def int8_sign(hw, c):
+    """larq's ste_sign between two int8 points: QUANTIZE -> LceQuantize -> LceDequantize to int8."""
+    x = tf.keras.Input((hw, hw, c))
+    return tf.keras.Model(x, fake_quant(lq.quantizers.SteSign()(fake_quant(x))))
+
+
 def int8_residual(hw, c_in):
     """bconvs with int8 output, an int8 residual ADD read by a bconv, a float bconv output at the end."""
     x = tf.keras.Input((hw, hw, c_in))
@@ -270,6 +276,8 @@ CASES = [
      "-> int8 MEAN -> DEQUANTIZE (LCE's own int8 test model)"),
     ("int8_toy_io", int8_toy, dict(hw=16, c_in=3),
      "int8: the same model converted with int8 input and output (inference_input_type/output_type int8)"),
+    ("int8_sign", int8_sign, dict(hw=4, c=40),
+     "int8: QUANTIZE -> LceQuantize of int8 -> LceDequantize with int8 output (+-1 on a 6/255 grid)"),
     ("int8_residual", int8_residual, dict(hw=10, c_in=17),
      "int8: bconvs with int8 output (SAME one and zero padding), an int8 residual ADD, LceQuantize of int8"),
     ("quicknet_small_32_int8", quicknet_small, dict(hw=32, classes=10),

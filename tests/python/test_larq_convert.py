@@ -18,7 +18,7 @@ the outputs of LCE's interpreter stored beside each model.
   within one step, with few such steps, and the first int8 convolution of QuickNet-Small int8 against the exact
   (double precision) rounding of its integer sums, where LCE's own differences must sit next to a tie (within 0.4% of a step).
 - Negative controls: a converter that forgets LCE's bit order, or its padding value, fails the comparison;
-  so does int8 rounding to even instead of away from zero.
+  so do int8 rounding to even instead of away from zero, and one weight scale for every channel.
 """
 
 import importlib
@@ -113,6 +113,22 @@ def test_int8_model_matches_lce_within_one_step(converted, runtime, name):
     assert steps.max() <= 1 + 1e-3, name
     assert (steps > 0.5).mean() <= 0.1, name
     assert (got.argmax(axis=1) == want.argmax(axis=1)).all()
+
+
+def test_int8_rounding_half_to_even_fails(tmp_path, monkeypatch):
+    # int8_sign's +-1 on a 6/255 grid is 42.5 steps: LCE rounds it away from zero (43), to even it is 42.
+    real = lce_converter._Converter.requantize
+
+    def to_even(self, index):
+        return [(op, make, {"mode": "half_to_even"} if op == "Round" else attrs)
+                for op, make, attrs in real(self, index)]
+
+    monkeypatch.setattr(lce_converter._Converter, "requantize", to_even)
+    name = "int8_sign"
+    xnorcl.convert(str(FIXTURES / f"{name}.tflite"), str(tmp_path / "even.xnn"))
+    inputs, want = lce_truth(name)
+    got = run_converted(tmp_path / "even.xnn", runtime_for("global"), inputs)
+    assert (np.abs(got - want) > 0.01).mean() > 0.9
 
 
 def _with_output(buf, tensor):
