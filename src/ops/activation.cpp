@@ -22,7 +22,8 @@ namespace xnorcl::ops {
 
 namespace {
 
-enum class Kind : int { Relu = 0, Clamp = 1, PRelu = 2, RoundEven = 3, RoundAway = 4 };
+// The kernel's kinds (activation.cl); Round is the op, whose mode picks RoundEven or RoundAway per node.
+enum class Kind : int { Relu = 0, Clamp = 1, PRelu = 2, RoundEven = 3, RoundAway = 4, Round = 5 };
 
 struct Params {
   float lo = 0, hi = 0;
@@ -39,7 +40,7 @@ std::pair<float, float> clamp_range(const NodeView& v) {
   return {static_cast<float>(lo), static_cast<float>(hi)};
 }
 
-// Round's kind from its mode (the kind an ActivationOp of Round is built with is only a placeholder).
+// A Round node's kernel kind, from its mode.
 Kind round_kind(const NodeView& v) {
   const std::string mode = v.text("mode", "half_to_even");
   if (mode == "half_to_even") return Kind::RoundEven;
@@ -131,9 +132,9 @@ class ActivationOp final : public Op {
   const char* name() const override { return name_; }
 
   std::vector<TensorInfo> infer(const NodeView& v) const override {
-    v.check_attributes(kind_ == Kind::Clamp       ? std::vector<std::string>{"min", "max"}
-                       : kind_ == Kind::RoundEven ? std::vector<std::string>{"mode"}
-                                                  : std::vector<std::string>{});
+    v.check_attributes(kind_ == Kind::Clamp   ? std::vector<std::string>{"min", "max"}
+                       : kind_ == Kind::Round ? std::vector<std::string>{"mode"}
+                                              : std::vector<std::string>{});
     kind_of(v);
     v.check_input_count(kind_ == Kind::PRelu ? 2 : 1, kind_ == Kind::PRelu ? 2 : 1);
     const TensorInfo& x = v.activation(0, ElementType::Float32);
@@ -142,12 +143,12 @@ class ActivationOp final : public Op {
     return {x};
   }
 
-  Kind kind_of(const NodeView& v) const { return kind_ == Kind::RoundEven ? round_kind(v) : kind_; }
+  Kind kind_of(const NodeView& v) const { return kind_ == Kind::Round ? round_kind(v) : kind_; }
 
-  // A Round (kind_ RoundEven is the Round op's) takes a Clamp, then a Multiply by one value.
+  // A Round takes a Clamp, then a Multiply by one value.
   bool can_fuse(const NodeView& /*head*/, const std::vector<NodeView>& fused,
                 const NodeView& next) const override {
-    if (kind_ != Kind::RoundEven || fused.size() >= 2) return false;
+    if (kind_ != Kind::Round || fused.size() >= 2) return false;
     const bool after_round = fused.empty(), after_clamp = fused.size() == 1 && fused[0].node->op == "Clamp";
     if (next.node->op == "Clamp") return after_round && next.inputs.size() == 1;
     return (after_round || after_clamp) && scalar_factor(next).has_value();
@@ -198,7 +199,7 @@ const Op& clamp_op() {
   return op;
 }
 const Op& round_op() {
-  static const ActivationOp op("Round", Kind::RoundEven);
+  static const ActivationOp op("Round", Kind::Round);
   return op;
 }
 const Op& prelu_op() {
