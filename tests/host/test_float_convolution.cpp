@@ -11,7 +11,6 @@
 namespace xnorcl::test {
 namespace {
 
-using Catch::Matchers::Contains;
 using V = std::vector<std::int64_t>;
 
 // 1..9 in a 3x3 plane, and the 2x2 kernel [[1, 2], [3, 4]].
