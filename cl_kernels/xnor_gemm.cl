@@ -495,8 +495,12 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
 // In modes 0, 1 and 3 the value is first clamped: value < clamp_lo ? clamp_lo : (value > clamp_hi ? clamp_hi :
 // value) (BinaryConvolution::Options::clamp_low/high, OpenVINO Clamp; -INFINITY and +INFINITY: none, the value
 // unchanged). Mode 2's rules have the clamp composed in by the host (clamp is monotone).
-// Output buffers: y is written in modes 0/1/3 only, words in mode 2 only (the host passes a buffer that is
-// never written for the other); shortcut is read in mode 3 only.
+// also_packed (BinaryConvolution::Options::also_packed; modes 0, 1 and 3): each stored value's bit under the
+//   rule of its channel (keys, modes as in mode 2) goes to words as well, in mode 2's layout: through the
+//   __local flags where FUSED_PACKS, else by atomic_or of each work-item's bits of a column into their word
+//   (the host zeroes the words first; OR is order-free, so the words are the same on every run).
+// Output buffers: y is written in modes 0/1/3 only, words in mode 2 and with also_packed only (the host passes
+// a buffer that is never written for the other); shortcut is read in mode 3 only.
 
 // The bit of a value under a rule, branch-free: with k the order key of the value (threshold_pack.cl's key:
 // unsigned order of keys is IEEE order, -0 == +0, NaN is 0), every rule is "k in an interval of keys",
@@ -527,7 +531,8 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
     const int column_classes, const int out_mode, __global const float* restrict scale,
     __global const float* restrict bias, __global const uint* restrict keys, __global const uint* restrict modes,
-    const int Cw_out, __global const float* restrict shortcut, const float clamp_lo, const float clamp_hi) {
+    const int Cw_out, __global const float* restrict shortcut, const float clamp_lo, const float clamp_hi,
+    const int also_packed) {
 #if FUSED_PACKS
   __local uchar flags[TILE_N * TILE_M];  // [column][channel]: one bit per byte
 #endif
@@ -600,17 +605,42 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 #endif
       } else {
         const ulong column = row_offset + (ulong)within;
+#if !FUSED_PACKS
+        // also_packed without whole words per tile: the bits of this column's channels, OR-ed into their
+        // word one word at a time (the host zeroed the words).
+        __global uint* pixel_words = words + ((ulong)(n0 + image) * OHW + column) * (ulong)Cw_out;
+        uint pending = 0u;
+        int pending_word = 0;
+#endif
 #pragma unroll
         for (int i = 0; i < TM; ++i) {
           const int o = o_first + i * o_step;
+          uint bit = 0u;
           if (o < M) {
             const float y_o = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
             const float value = y_o < clamp_lo ? clamp_lo : (y_o > clamp_hi ? clamp_hi : y_o);
             const ulong index = ((ulong)(n0 + image) * (ulong)M + (ulong)o) * OHW + column;
             const float scaled = out_mode == 0 ? value : fma(scale[o], value, bias[o]);
-            y[index] = out_mode == 3 ? scaled + shortcut[index] : scaled;
+            const float stored = out_mode == 3 ? scaled + shortcut[index] : scaled;
+            y[index] = stored;
+            if (also_packed) bit = fused_rule_bit(stored, keys[o], modes[o]);
           }
+#if FUSED_PACKS
+          if (also_packed) flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
+#else
+          if (also_packed && o < M) {
+            if (o / 32 != pending_word) {
+              if (pending != 0u) atomic_or(pixel_words + pending_word, pending);
+              pending = 0u;
+              pending_word = o / 32;
+            }
+            pending |= bit << (o - pending_word * 32);
+          }
+#endif
         }
+#if !FUSED_PACKS
+        if (pending != 0u) atomic_or(pixel_words + pending_word, pending);
+#endif
       }
     }
 #if LOCAL_VARIANT == 0
@@ -626,7 +656,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 #endif
   }
 #if FUSED_PACKS
-  if (out_mode == 2) {
+  if (out_mode == 2 || also_packed) {
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int index = lid1 * WG + lid0; index < TILE_N * FUSED_WORDS_PER_TILE; index += WG * WG) {
       const int col = index / FUSED_WORDS_PER_TILE;
@@ -644,6 +674,18 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     }
   }
 #endif
+}
+
+// ---- zero_words: the words xnor_gemm_fused ORs also_packed bits into start from 0 ------------------------
+// (A kernel rather than clEnqueueFillBuffer: Oclgrind 21.10 leaves filled memory marked uninitialized. An int
+// count, at most 2^31 - 1 words (the host refuses more): with a ulong count and index PoCL 3.1's kernel
+// compiler did not finish.)
+// NDRange: 1-D, global `count` rounded up to WG*WG, local WG*WG.
+__kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void zero_words(__global uint* restrict words,
+                                                                             const int count) {
+  const int gid = (int)get_global_id(0);
+  if (gid >= count) return;
+  words[gid] = 0u;
 }
 
 // ---- xnor_gemm_bits: packed output without local memory or barriers (the Global variant's) -------------

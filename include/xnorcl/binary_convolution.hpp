@@ -139,6 +139,15 @@ class BinaryConvolution {
     // (-inf, +inf) mean no clamp; neither bound may be NaN, and clamp_low <= clamp_high.
     float clamp_low = -std::numeric_limits<float>::infinity();
     float clamp_high = std::numeric_limits<float>::infinity();
+    // With Output::Float or ScaleBias (no max_pool): the bits of every value the layer stores (after the
+    // clamp, scale, bias and shortcut) under one rule per output channel, threshold_bit(y, also_packed[o]),
+    // written in the same epilogue to a second output in the packed layout (xnorcl/packed.hpp, words
+    // [N][OH][OW][ceil(C_OUT/32)]): a layer whose float output feeds both a residual shortcut and a
+    // binarization needs no thresholding pass. Empty (the default): none. C_OUT rules, values not NaN. Only
+    // the enqueue() that takes a `bits` buffer runs such a layer. The Local variant assembles the words in
+    // __local memory where its tile covers whole words; elsewhere the words are zeroed (kernel zero_words)
+    // and each work-item ORs its bits into them with atomic_or, so the result is the same.
+    std::vector<Threshold> also_packed{};
     bool clamped() const {
       return clamp_low != -std::numeric_limits<float>::infinity() ||
              clamp_high != std::numeric_limits<float>::infinity();
@@ -210,6 +219,11 @@ class BinaryConvolution {
   cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& shortcut, const cl::Buffer& output,
                     const std::vector<cl::Event>* wait = nullptr);
 
+  // With Options::also_packed: as the enqueues above (`shortcut` given exactly when the layer adds one,
+  // else nullptr), and the packed bits of the output go to `bits` (packed_word_count(output_shape()) words,
+  // checked like the output; it must overlap neither the output nor the inputs).
+  cl::Event enqueue(const cl::Buffer& input, const cl::Buffer* shortcut, const cl::Buffer& output,
+                    const cl::Buffer& bits, const std::vector<cl::Event>* wait = nullptr);
   // Device time per kernel of the last run()/enqueue() (waits for its events).
   std::vector<StageTime> last_stage_times() const;
 

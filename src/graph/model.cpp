@@ -4,6 +4,7 @@
 // builds its kernels), and assign buffers (tensors whose lifetimes do not overlap share a buffer, largest
 // first, as TFLite's arena planner does). Runs enqueue every step in order on the runtime's queue.
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "graph/node_views.hpp"
@@ -21,6 +22,7 @@ namespace {
 struct StepNodes {
   std::size_t head = 0;
   std::vector<std::size_t> fused;
+  std::optional<std::size_t> side;   // a second consumer of the chain's last output computed in the step
   std::vector<std::string> inputs;   // activation tensors the step reads
   std::vector<std::string> outputs;  // tensors it writes
 };
@@ -37,9 +39,36 @@ std::map<std::string, std::vector<std::size_t>> consumers_of(const Graph& graph)
   return consumers;
 }
 
+// The consumer of the chain's last output `chain` that the step can also compute as a second output (the
+// first consumer, in node order, whose op the head's op accepts): one whose other inputs are constants, so
+// that it needs nothing but `chain`. The step still writes `chain` for its other consumers.
+std::optional<std::size_t> side_node(const Runtime& runtime, const Graph& graph,
+                                     const detail::ValidatedGraph& g,
+                                     const std::map<std::string, std::vector<std::size_t>>& consumers,
+                                     const ops::Op& op, const ops::NodeView& head,
+                                     const std::vector<ops::NodeView>& fused, const StepNodes& step,
+                                     const std::string& chain) {
+  const std::size_t last = step.fused.empty() ? step.head : step.fused.back();
+  if (graph.nodes[last].outputs.size() != 1) return std::nullopt;
+  const auto c = consumers.find(chain);
+  if (c == consumers.end()) return std::nullopt;
+  for (std::size_t candidate : c->second) {
+    const Node& node = graph.nodes[candidate];
+    if (node.inputs[0] != chain || node.outputs.size() != 1) continue;
+    const bool constant_rest =
+        std::all_of(node.inputs.begin() + 1, node.inputs.end(),
+                    [&](const std::string& in) { return graph.constants.count(in) > 0; });
+    if (constant_rest && op.can_fuse_side(runtime, head, fused, detail::view_of(graph, node, g.infos)))
+      return candidate;
+  }
+  return std::nullopt;
+}
+
 // Groups nodes into steps: each node absorbs, while its op agrees, the single consumer of the chain's last
-// output, provided that output is no graph output and every other input of the consumer already exists.
-std::vector<StepNodes> fuse(const Graph& graph, const detail::ValidatedGraph& g) {
+// output, provided that output is no graph output and every other input of the consumer already exists;
+// then, where its op agrees on this runtime, one more consumer of that output as a second output
+// (side_node).
+std::vector<StepNodes> fuse(const Runtime& runtime, const Graph& graph, const detail::ValidatedGraph& g) {
   const auto consumers = consumers_of(graph);
   std::vector<int> position(graph.nodes.size());
   for (std::size_t k = 0; k < g.order.size(); ++k) position[g.order[k]] = static_cast<int>(k);
@@ -49,7 +78,8 @@ std::vector<StepNodes> fuse(const Graph& graph, const detail::ValidatedGraph& g)
   for (std::size_t k = 0; k < g.order.size(); ++k) {
     const std::size_t head = g.order[k];
     if (absorbed[head]) continue;
-    StepNodes step{head, {}, {}, {}};
+    StepNodes step;
+    step.head = head;
     const ops::Op* op = ops::find_op(graph.nodes[head].op);
     const ops::NodeView head_view = detail::view_of(graph, graph.nodes[head], g.infos);
     std::vector<ops::NodeView> fused_views;
@@ -73,16 +103,15 @@ std::vector<StepNodes> fuse(const Graph& graph, const detail::ValidatedGraph& g)
       absorbed[next] = true;
       chain = graph.nodes[next].outputs[0];
     }
-    std::set<std::string> internal;
-    for (std::size_t n : step.fused) internal.insert(graph.nodes[n].inputs[0]);
-    for (std::size_t n : std::vector<std::size_t>{head}) {
-      for (const std::string& in : graph.nodes[n].inputs)
-        if (!graph.constants.count(in)) step.inputs.push_back(in);
-    }
+    step.side = side_node(runtime, graph, g, consumers, *op, head_view, fused_views, step, chain);
+    if (step.side) absorbed[*step.side] = true;
+    for (const std::string& in : graph.nodes[head].inputs)
+      if (!graph.constants.count(in)) step.inputs.push_back(in);
     for (std::size_t n : step.fused)
       for (std::size_t i = 1; i < graph.nodes[n].inputs.size(); ++i)
         if (!graph.constants.count(graph.nodes[n].inputs[i])) step.inputs.push_back(graph.nodes[n].inputs[i]);
     step.outputs = graph.nodes[step.fused.empty() ? head : step.fused.back()].outputs;
+    if (step.side) step.outputs.push_back(graph.nodes[*step.side].outputs[0]);
     steps.push_back(std::move(step));
   }
   return steps;
@@ -174,6 +203,7 @@ struct Model::Impl {
   std::string step_name(const StepNodes& s) const {
     std::string name = graph.nodes[s.head].name;
     for (std::size_t n : s.fused) name += "+" + graph.nodes[n].name;
+    if (s.side) name += "&" + graph.nodes[*s.side].name;
     return name;
   }
   void write_inputs(const std::map<std::string, Tensor>& inputs) {
@@ -217,7 +247,7 @@ Model::Model(const Runtime& runtime, Graph graph) : impl_(std::make_unique<Impl>
   Impl& m = *impl_;
   m.graph = std::move(graph);
   m.validated = detail::validate_graph(m.graph);
-  m.steps = fuse(m.graph, m.validated);
+  m.steps = fuse(runtime, m.graph, m.validated);
   const auto life = lifetimes(m.graph, m.steps, m.validated.infos);
   std::vector<std::size_t> sizes;
   std::tie(m.slot_of, sizes) = assign_buffers(life);
@@ -227,10 +257,15 @@ Model::Model(const Runtime& runtime, Graph graph) : impl_(std::make_unique<Impl>
     std::vector<ops::NodeView> fused;
     for (std::size_t n : s.fused)
       fused.push_back(detail::view_of(m.graph, m.graph.nodes[n], m.validated.infos));
-    m.device_steps.push_back(ops::find_op(m.graph.nodes[s.head].op)->plan(runtime, head, fused));
+    const ops::Op* op = ops::find_op(m.graph.nodes[s.head].op);
+    m.device_steps.push_back(
+        s.side ? op->plan_with_side(runtime, head, fused,
+                                    detail::view_of(m.graph, m.graph.nodes[*s.side], m.validated.infos))
+               : op->plan(runtime, head, fused));
     GraphPlan::Step p{m.step_name(s), {}, m.device_steps.back()->describe()};
     p.fused.push_back(m.graph.nodes[s.head].name);
     for (std::size_t n : s.fused) p.fused.push_back(m.graph.nodes[n].name);
+    if (s.side) p.fused.push_back(m.graph.nodes[*s.side].name);
     m.plan.steps.push_back(std::move(p));
     m.plan.weight_bytes += m.device_steps.back()->weight_bytes();
   }

@@ -28,6 +28,13 @@ const char* kind_name(const AttributeValue& v) {
 
 }  // namespace
 
+std::unique_ptr<DeviceStep> Op::plan_with_side(const Runtime& /*runtime*/, const NodeView& head,
+                                               const std::vector<NodeView>& /*fused*/,
+                                               const NodeView& side) const {
+  // The planner asks can_fuse_side first; reaching this is a planner bug, not bad input.
+  throw Error(head.where() + ": cannot compute " + side.where() + " in its step");
+}
+
 std::string NodeView::where() const {
   return "node '" + node->name + "' (" + node->op + ")";
 }

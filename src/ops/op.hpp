@@ -80,9 +80,22 @@ class Op {
                         const NodeView& /*next*/) const {
     return false;
   }
+  // Whether this node's step can also compute `side`, another consumer of the chain's last output (which
+  // the step still writes for its other consumers), as a second output of the same launch on `runtime`: a
+  // binarization whose bits the epilogue packs from the values it stores. The device matters here, unlike
+  // for can_fuse: such a fusion pays only where the epilogue can assemble whole words cheaply.
+  virtual bool can_fuse_side(const Runtime& /*runtime*/, const NodeView& /*head*/,
+                             const std::vector<NodeView>& /*fused*/, const NodeView& /*side*/) const {
+    return false;
+  }
   // Builds the device step of `head` and the nodes fused into it (kernels, weights uploaded).
   virtual std::unique_ptr<DeviceStep> plan(const Runtime& runtime, const NodeView& head,
                                            const std::vector<NodeView>& fused) const = 0;
+  // The same with a side node (can_fuse_side): the step's outputs are the chain's last output, then the
+  // side node's.
+  virtual std::unique_ptr<DeviceStep> plan_with_side(const Runtime& runtime, const NodeView& head,
+                                                     const std::vector<NodeView>& fused,
+                                                     const NodeView& side) const;
 };
 
 // The registry: every op by name (nullptr for an unknown name), and the names in order.

@@ -26,6 +26,10 @@ struct Extent {
   std::uint64_t end;
 };
 
+bool overlap(const Extent& a, const Extent& b) {
+  return a.root == b.root && a.begin < b.end && b.begin < a.end;
+}
+
 Extent check_one(const std::string& where, const cl::Context& context, const EnqueueBuffer& b,
                  const char* what, cl_mem_flags refused, const std::string& why_refused) {
   if (!b.buffer()) throw InvalidArgument(where + "the " + what + " buffer is null");
@@ -74,7 +78,7 @@ void check_enqueue_arguments(const char* caller, const cl::Context& context, con
                       "was created CL_MEM_READ_ONLY, but the kernels write it");
   // Work-items read input that others' outputs would already have overwritten (and a BinaryConvolution's
   // later chunks read the input after earlier ones wrote).
-  if (in.root == out.root && in.begin < out.end && out.begin < in.end) {
+  if (overlap(in, out)) {
     throw InvalidArgument(
         where + "the input (bytes " + std::to_string(in.begin) + " to " + std::to_string(in.end) +
         ") and the output (bytes " + std::to_string(out.begin) + " to " + std::to_string(out.end) +
@@ -87,6 +91,20 @@ void check_enqueue_arguments(const char* caller, const cl::Context& context, con
                               std::to_string(wait->size()) + " events) is a null cl::Event");
       }
     }
+  }
+}
+
+void check_outputs_apart(const char* caller, const cl::Context& context, const EnqueueBuffer& first,
+                         const EnqueueBuffer& second) {
+  const std::string where = std::string(caller) + ": ";
+  const char* why = "was created CL_MEM_READ_ONLY, but the kernels write it";
+  const Extent a = check_one(where, context, first, "output", CL_MEM_READ_ONLY, why);
+  const Extent b = check_one(where, context, second, "bits", CL_MEM_READ_ONLY, why);
+  if (overlap(a, b)) {
+    throw InvalidArgument(where + "the output (bytes " + std::to_string(a.begin) + " to " +
+                          std::to_string(a.end) + ") and the bits (bytes " + std::to_string(b.begin) +
+                          " to " + std::to_string(b.end) +
+                          ") overlap in one buffer; each would overwrite the other");
   }
 }
 

@@ -28,4 +28,9 @@ void check_enqueue_arguments(const char* where, const cl::Context& context, cons
                              const EnqueueBuffer& output, bool output_is_read,
                              const std::vector<cl::Event>* wait);
 
+// Two outputs of one enqueue (a layer's float output and its packed bits): each checked as an output, and
+// not overlapping each other.
+void check_outputs_apart(const char* where, const cl::Context& context, const EnqueueBuffer& first,
+                         const EnqueueBuffer& second);
+
 }  // namespace xnorcl::detail

@@ -18,34 +18,53 @@ void check_steps(const Graph& g, Model& model, const std::map<std::string, Tenso
   for (const Node& n : g.nodes) by_name[n.name] = &n;
   for (const GraphPlan::Step& step : model.plan().steps) {
     std::map<std::string, Tensor> tensors = device;  // the device's inputs of this step
-    const Node* last = nullptr;
     for (const std::string& name : step.fused) {
-      last = by_name.at(name);
-      std::vector<Tensor> out = reference_node(g, *last, tensors);
-      tensors[last->outputs[0]] = std::move(out[0]);
+      const Node* node = by_name.at(name);
+      std::vector<Tensor> out = reference_node(g, *node, tensors);
+      tensors[node->outputs[0]] = std::move(out[0]);
     }
-    const std::string& out = last->outputs[0];
-    INFO("step " << step.node << ", tensor " << out);
-    REQUIRE(device.count(out) == 1);
-    CHECK(compare_tensors(device.at(out), tensors.at(out), false, 1e-5) == "");
+    // Every tensor the step writes: the chain's last output and a side output (a sign packed in the
+    // epilogue).
+    const Node* last = by_name.at(step.fused.back());
+    const bool side = step.node.find('&') != std::string::npos;
+    std::vector<std::string> outs{last->outputs[0]};
+    if (side) outs.insert(outs.begin(), by_name.at(step.fused[step.fused.size() - 2])->outputs[0]);
+    for (const std::string& out : outs) {
+      INFO("step " << step.node << ", tensor " << out);
+      REQUIRE(device.count(out) == 1);
+      CHECK(compare_tensors(device.at(out), tensors.at(out), false, 1e-5) == "");
+    }
   }
 }
 
-void check_model(Variant variant, const Graph& g) {
+void check_model(Variant variant, const Graph& g, int expected_side_signs) {
   Runtime& rt = runtime_for(variant);
   Model model(rt, g);
   CHECK(model.plan().variant == variant);
-  int convolution_steps = 0;
+  int convolution_steps = 0, side_signs = 0;
   for (const GraphPlan::Step& s : model.plan().steps) {
     const Node* head = nullptr;
-    for (const Node& n : g.nodes)
+    const Node* last = nullptr;
+    for (const Node& n : g.nodes) {
       if (n.name == s.fused[0]) head = &n;
+      if (n.name == s.fused.back()) last = &n;
+    }
     if (head->op != "BinaryConvolution") continue;
     ++convolution_steps;
     INFO("step " << s.node);
-    CHECK(s.fused.size() == 4);  // conv + batch-norm (2) + the residual Add or the next sign
+    // conv + batch-norm (2) + the residual Add or the next sign; on the Local variant the residual sum's
+    // sign as a side output as well (written "&sign").
+    const bool side = s.node.find('&') != std::string::npos;
+    CHECK(s.fused.size() == (side ? 5u : 4u));
+    if (side) {
+      ++side_signs;
+      CHECK(last->op == "FakeQuantize");
+    }
   }
   CHECK(convolution_steps == 16);
+  // Every residual sum that feeds a sign (all but the last block's) packs it in the Local variant's epilogue;
+  // the Global one keeps the separate pass.
+  CHECK(side_signs == (variant == Variant::Local ? expected_side_signs : 0));
   std::mt19937 rng(3);
   const std::map<std::string, Tensor> inputs{{"input", random_input({2, 3, 32, 32}, rng)}};
   check_steps(g, model, inputs);
@@ -79,16 +98,16 @@ ModelOptions reduced() {
 }
 
 TEST_CASE("graph models: Bi-Real Net-18, reduced (local)", "[local]") {
-  check_model(Variant::Local, bireal18(reduced()));
+  check_model(Variant::Local, bireal18(reduced()), 15);
 }
 TEST_CASE("graph models: Bi-Real Net-18, reduced (global)", "[global]") {
-  check_model(Variant::Global, bireal18(reduced()));
+  check_model(Variant::Global, bireal18(reduced()), 15);
 }
 TEST_CASE("graph models: binary ResNet-18, reduced (local)", "[local]") {
-  check_model(Variant::Local, resnet18_binary(reduced()));
+  check_model(Variant::Local, resnet18_binary(reduced()), 7);
 }
 TEST_CASE("graph models: binary ResNet-18, reduced (global)", "[global]") {
-  check_model(Variant::Global, resnet18_binary(reduced()));
+  check_model(Variant::Global, resnet18_binary(reduced()), 7);
 }
 
 }  // namespace

@@ -411,6 +411,42 @@ int run_io(std::size_t first, std::size_t count) {
       report("clamped scale_bias", d.empty() && ran_kernel(conv, "xnor_gemm_fused"));
     }
     {
+      // The sum after the shortcut and its bits in one epilogue (Options::also_packed): whole words from
+      // __local memory on Local, atomic_or into zeroed words on Global and under the work-group cap.
+      BinaryConvolution::Options options;
+      options.output = Output::scale_and_bias(scale, bias);
+      options.add_shortcut = true;
+      options.also_packed = rules;
+      keep_alive.push_back(
+          std::make_unique<BinaryConvolution>(rt, c.attributes, c.input, c.make_filter(), options));
+      BinaryConvolution& conv = *keep_alive.back();
+      std::cout << "    plan: " << conv.plan().to_string() << "\n";
+      std::vector<float> shortcut(want_sb.size()), want_sum(want_sb.size());
+      for (std::size_t k = 0; k < shortcut.size(); ++k) {
+        shortcut[k] = static_cast<float>(static_cast<int>(k % 13) - 6) * 0.25f;
+        want_sum[k] = want_sb[k] + shortcut[k];
+      }
+      const std::vector<std::uint32_t> want_sum_bits = pack_activations(want_sum.data(), g.output, rules);
+      const std::size_t words = want_sum_bits.size();
+      cl::Buffer in(rt.context(), CL_MEM_READ_ONLY, c.x_f32.size() * 4);
+      cl::Buffer cut(rt.context(), CL_MEM_READ_ONLY, shortcut.size() * 4);
+      cl::Buffer out(rt.context(), CL_MEM_READ_WRITE, want_sum.size() * 4);
+      cl::Buffer bits(rt.context(), CL_MEM_READ_WRITE, words * 4);
+      rt.queue().enqueueWriteBuffer(in, CL_TRUE, 0, c.x_f32.size() * 4, c.x_f32.data());
+      rt.queue().enqueueWriteBuffer(cut, CL_TRUE, 0, shortcut.size() * 4, shortcut.data());
+      const std::vector<std::uint32_t> ones(words, 0xffffffffu);
+      rt.queue().enqueueWriteBuffer(bits, CL_TRUE, 0, words * 4, ones.data());
+      std::vector<cl::Event> done(1, conv.enqueue(in, &cut, out, bits));
+      std::vector<float> got(want_sum.size());
+      std::vector<std::uint32_t> got_bits(words);
+      rt.queue().enqueueReadBuffer(out, CL_TRUE, 0, got.size() * 4, got.data(), &done);
+      rt.queue().enqueueReadBuffer(bits, CL_TRUE, 0, words * 4, got_bits.data(), &done);
+      const std::string d = bitwise_difference(got, want_sum, g.output);
+      if (!d.empty()) std::cout << "    " << d << "\n";
+      report("scale_bias+shortcut, also packed",
+             d.empty() && got_bits == want_sum_bits && ran_kernel(conv, "xnor_gemm_fused"));
+    }
+    {
       BinaryConvolution& conv = make(c.attributes, false, Output::packed(rules));
       const std::vector<std::uint32_t> got = conv.run_packed(c.x_f32.data());
       report("packed output", got == want_bits && conv.plan().output == r.expect_packed);

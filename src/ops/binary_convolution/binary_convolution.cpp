@@ -9,6 +9,7 @@
 #include "xnorcl/binary_convolution.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -99,6 +100,12 @@ struct BinaryConvolution::Impl {
   // Batches per upload/download of run()'s staging buffers (they fit the allocation limit and the test
   // budget).
   int staging_group(const detail::MemoryLimits& limits) const;
+  void refuse_also_packed() const {
+    if (!options.also_packed.empty())
+      throw InvalidArgument(
+          "BinaryConvolution::enqueue: the layer also writes packed bits (Options::also_packed); pass their "
+          "buffer to enqueue(input, shortcut, output, bits)");
+  }
   cl::Event enqueue_all(const cl::Buffer& input, const cl::Buffer& output, int batches,
                         detail::InputType input_type, const std::vector<cl::Event>* wait);
   template <class T, class Out>
@@ -183,6 +190,11 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.output_shape = g.output;
   if (options.max_pool) m.pool = detail::fused_pool(*options.max_pool, g.output, m.output_shape);
 
+  if (!options.also_packed.empty() && packed_word_count(m.output_shape) > std::int64_t(INT32_MAX))
+    throw InvalidArgument("BinaryConvolution: Options::also_packed: the packed output " +
+                          xnorcl::to_string(m.output_shape) + " holds " +
+                          std::to_string(packed_word_count(m.output_shape)) +
+                          " words, more than 2^31 - 1; split the batch");
   m.pad_bit = detail::pad_bit(attributes.pad_value);
   m.fold = detail::pad_fold(d, attributes.pad_value);
 
@@ -197,7 +209,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.run_group = m.staging_group(limits);
 
   const detail::GemmChoice gemm_choice =
-      detail::choose_gemm(options.output, options.max_pool.has_value(), m.gemm, d.C_OUT, options.clamped());
+      detail::choose_gemm(options.output, options.max_pool.has_value(), m.gemm, d.C_OUT, options.clamped(),
+                          !options.also_packed.empty());
   m.gemm_kernel = gemm_choice.kernel;
   m.M_pad = gemm_choice.M_pad;
   detail::LayerTables tables;
@@ -210,11 +223,12 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
     for (Threshold& rule : output.thresholds)
       rule = detail::clamped_rule(rule, options.clamp_low, options.clamp_high);
   }
-  tables.rules = detail::output_rules(output, d.K, m.M_pad);
+  tables.rules = detail::output_rules(output, d.K, m.M_pad, options.also_packed);
   tables.patch_bytes = chunk_plan.patch_bytes(d);
   tables.packed_bytes = chunk_plan.packed_bytes(d);
   m.epilogue.mode = options.add_shortcut ? 3 : tables.rules.mode;
   m.epilogue.Cw_out = static_cast<int>(packed_words_per_pixel(d.C_OUT));
+  m.epilogue.also_packed = !options.also_packed.empty();
   if (output.kind != Output::Kind::Packed) {
     m.epilogue.clamp_low = options.clamp_low;
     m.epilogue.clamp_high = options.clamp_high;
@@ -279,6 +293,10 @@ std::vector<Out> BinaryConvolution::Impl::run(const T* x) {
     throw InvalidArgument(
         "BinaryConvolution::run: the layer adds a shortcut (Options::add_shortcut), which only "
         "enqueue(input, shortcut, output) takes");
+  if (!options.also_packed.empty())
+    throw InvalidArgument(
+        "BinaryConvolution::run: the layer also writes packed bits (Options::also_packed), which only "
+        "enqueue(input, shortcut, output, bits) takes");
   if (words_in != options.input_packed) {
     throw InvalidArgument(std::string("BinaryConvolution::run: ") +
                           (options.input_packed
@@ -405,6 +423,7 @@ void BinaryConvolution::run_packed(const std::uint32_t* x, std::uint32_t* y) {
 cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& output,
                                      const std::vector<cl::Event>* wait) {
   Impl& m = impl();
+  m.refuse_also_packed();
   if (m.options.add_shortcut)
     throw InvalidArgument(
         "BinaryConvolution: the layer adds a shortcut (Options::add_shortcut); pass it to "
@@ -422,6 +441,7 @@ cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& 
 cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& shortcut,
                                      const cl::Buffer& output, const std::vector<cl::Event>* wait) {
   Impl& m = impl();
+  m.refuse_also_packed();
   if (!m.options.add_shortcut)
     throw InvalidArgument(
         "BinaryConvolution: enqueue with a shortcut needs a layer made with Options::add_shortcut");
@@ -435,6 +455,52 @@ cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer& 
                                   {output, need_out, m.output_shape, false}, false, wait);
   m.last_events.clear();
   m.epilogue.shortcut = shortcut;
+  return m.enqueue_all(input, output, m.dims.N,
+                       m.options.input_packed ? detail::InputType::Packed : detail::InputType::F32, wait);
+}
+
+cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer* shortcut,
+                                     const cl::Buffer& output, const cl::Buffer& bits,
+                                     const std::vector<cl::Event>* wait) {
+  Impl& m = impl();
+  const char* where = "BinaryConvolution::enqueue";
+  if (m.options.also_packed.empty())
+    throw InvalidArgument(std::string(where) +
+                          ": a bits buffer needs a layer made with Options::also_packed (this one has none)");
+  if ((shortcut != nullptr) != m.options.add_shortcut)
+    throw InvalidArgument(std::string(where) +
+                          (m.options.add_shortcut ? ": the layer adds a shortcut (Options::add_shortcut); "
+                                                    "pass its buffer, not nullptr"
+                                                  : ": a shortcut was given, but the layer was made without "
+                                                    "Options::add_shortcut"));
+  const std::uint64_t need_in = m.input_bytes_per_batch() * std::uint64_t(m.dims.N);
+  const std::uint64_t need_out = m.output_bytes_per_batch() * std::uint64_t(m.dims.N);
+  const std::uint64_t need_bits = packed_word_count(m.output_shape) * 4;
+  const cl::Context& context = m.runtime.state()->context;
+  const detail::EnqueueBuffer in{input, need_in, m.geometry.input, m.options.input_packed};
+  const detail::EnqueueBuffer out{output, need_out, m.output_shape, false};
+  const detail::EnqueueBuffer packed{bits, need_bits, m.output_shape, true};
+  // The bits are OR-ed into (read back) where the tile does not cover whole words.
+  const bool bits_read = !m.gemm.packs_in_fused();
+  detail::check_enqueue_arguments(where, context, in, out, false, wait);
+  detail::check_enqueue_arguments(where, context, in, packed, bits_read, wait);
+  detail::check_outputs_apart(where, context, out, packed);
+  if (shortcut) {
+    const detail::EnqueueBuffer cut{*shortcut, need_out, m.output_shape, false};
+    detail::check_enqueue_arguments(where, context, cut, out, false, wait);
+    detail::check_enqueue_arguments(where, context, cut, packed, bits_read, wait);
+    m.epilogue.shortcut = *shortcut;
+  }
+  m.last_events.clear();
+  m.epilogue.bits = bits;
+  std::vector<cl::Event> after_fill;
+  if (!m.gemm.packs_in_fused()) {
+    // The work-items OR their bits into the words (atomic_or): they start from zero.
+    cl::Event zeroed = m.gemm.enqueue_zero(m.runtime.state()->queue, bits, need_bits / 4, wait);
+    m.last_events.emplace_back(detail::XnorGemmLauncher::zero_kernel_name(), zeroed);
+    after_fill.push_back(zeroed);
+    wait = &after_fill;
+  }
   return m.enqueue_all(input, output, m.dims.N,
                        m.options.input_packed ? detail::InputType::Packed : detail::InputType::F32, wait);
 }

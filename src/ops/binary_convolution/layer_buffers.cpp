@@ -38,6 +38,8 @@ LayerBuffers create_buffers(const cl::Context& context, const LayerTables& t, Ep
         if (!t.rules.keys.empty()) {
           epilogue.keys = upload(context, t.rules.keys);
           epilogue.modes = upload(context, t.rules.modes);
+        }
+        if (!t.rules.int_lo.empty()) {
           epilogue.int_lo = upload(context, t.rules.int_lo);
           epilogue.int_count = upload(context, t.rules.int_count);
         }

@@ -7,13 +7,13 @@
 namespace xnorcl::detail {
 
 GemmChoice choose_gemm(const BinaryConvolution::Output& output, bool max_pool, const XnorGemmLauncher& gemm,
-                       int C_OUT, bool clamped) {
+                       int C_OUT, bool clamped, bool also_packed) {
   using Kind = BinaryConvolution::Output::Kind;
   GemmChoice choice;
   // xnor_gemm_bits reads the 32 filter rows of each output word: M_pad a multiple of 32 as well.
   const bool packed_kernel = output.kind == Kind::Packed && (!gemm.packs_in_fused() || max_pool);
   choice.M_pad = static_cast<int>(round_up(C_OUT, packed_kernel ? gemm.packed_m_multiple() : gemm.tile_m()));
-  if (output.kind == Kind::ScaleBias || (output.kind == Kind::Float && clamped)) {
+  if (output.kind == Kind::ScaleBias || (output.kind == Kind::Float && (clamped || also_packed))) {
     choice.kernel = GemmKernel::Fused;
   } else if (output.kind == Kind::Packed) {
     choice.kernel = packed_kernel ? GemmKernel::Packed : GemmKernel::Fused;
@@ -100,9 +100,15 @@ std::uint64_t OutputRules::bytes() const {
          (keys.size() + modes.size() + int_lo.size() + int_count.size()) * 4;
 }
 
-OutputRules output_rules(const BinaryConvolution::Output& output, int K, int M_pad) {
+OutputRules output_rules(const BinaryConvolution::Output& output, int K, int M_pad,
+                         const std::vector<Threshold>& also_packed) {
   using Kind = BinaryConvolution::Output::Kind;
   OutputRules r;
+  for (const Threshold& rule : also_packed) {
+    const KeyInterval keys = key_interval(rule);
+    r.keys.push_back(keys.lo);
+    r.modes.push_back(keys.count);
+  }
   if (output.kind == Kind::ScaleBias) {
     r.scale.assign(output.scale.begin(), output.scale.end());
     r.bias.assign(output.bias.begin(), output.bias.end());

@@ -23,8 +23,9 @@ struct GemmChoice {
 };
 
 // A clamp (Options::clamp_low/high) with Float output runs xnor_gemm_fused as well (mode 0, clamped).
+// So does a layer that also packs its float output (Options::also_packed: xnor_gemm_fused's side words).
 GemmChoice choose_gemm(const BinaryConvolution::Output& output, bool max_pool, const XnorGemmLauncher& gemm,
-                       int C_OUT, bool clamped = false);
+                       int C_OUT, bool clamped = false, bool also_packed = false);
 
 const char* gemm_kernel_name(GemmKernel kernel);
 
@@ -59,8 +60,10 @@ struct OutputRules {
   std::vector<cl_int> int_lo;
   std::uint64_t bytes() const;
 };
-// `output` validated (validate_options); K: bits per patch.
-OutputRules output_rules(const BinaryConvolution::Output& output, int K, int M_pad);
+// `output` validated (validate_options); K: bits per patch. With `also_packed` rules (a Float or ScaleBias
+// output that is also packed) keys and modes hold those rules' key intervals, tested on the stored floats.
+OutputRules output_rules(const BinaryConvolution::Output& output, int K, int M_pad,
+                         const std::vector<Threshold>& also_packed = {});
 
 // The input thresholds as order keys, one per input channel (key(0) for each where none are given).
 std::vector<cl_uint> input_threshold_keys(const std::vector<float>& thresholds, int C_IN);

@@ -18,6 +18,28 @@ std::string value_text(float value) {
   return o.str();
 }
 
+// One rule per output channel, each of a known mode, a Greater or Less rule with a number (+-inf allowed).
+void check_rules(const std::string& what, const std::vector<Threshold>& rules, std::int64_t c_out) {
+  if (static_cast<std::int64_t>(rules.size()) != c_out) {
+    throw InvalidArgument(what + " has " + std::to_string(rules.size()) +
+                          " threshold rules for C_OUT = " + std::to_string(c_out) +
+                          " output channels; give exactly one rule per output channel");
+  }
+  for (std::int64_t c = 0; c < c_out; ++c) {
+    const Threshold& r = rules[static_cast<std::size_t>(c)];
+    const auto mode = static_cast<unsigned>(r.mode);
+    if (mode > static_cast<unsigned>(ThresholdMode::AlwaysOne)) {
+      throw InvalidArgument(what + ": the rule of output channel " + std::to_string(c) +
+                            " has an unknown mode " + std::to_string(mode));
+    }
+    if ((r.mode == ThresholdMode::Greater || r.mode == ThresholdMode::Less) && float_is_nan(r.value)) {
+      throw InvalidArgument(what + ": the threshold of output channel " + std::to_string(c) + " is NaN (a " +
+                            (r.mode == ThresholdMode::Greater ? "Greater" : "Less") +
+                            " rule needs a number; +-inf is allowed)");
+    }
+  }
+}
+
 }  // namespace
 
 void validate_options(const BinaryConvolution::Attributes& a, const BinaryConvolution::Options& o,
@@ -47,24 +69,7 @@ void validate_options(const BinaryConvolution::Attributes& a, const BinaryConvol
       }
     }
   } else if (out.kind == Kind::Packed) {
-    if (static_cast<std::int64_t>(out.thresholds.size()) != c_out) {
-      throw InvalidArgument(where + "Output::Packed has " + std::to_string(out.thresholds.size()) +
-                            " threshold rules for C_OUT = " + std::to_string(c_out) +
-                            " output channels; give exactly one rule per output channel");
-    }
-    for (std::int64_t c = 0; c < c_out; ++c) {
-      const Threshold& r = out.thresholds[static_cast<std::size_t>(c)];
-      const auto mode = static_cast<unsigned>(r.mode);
-      if (mode > static_cast<unsigned>(ThresholdMode::AlwaysOne)) {
-        throw InvalidArgument(where + "Output::Packed: the rule of output channel " + std::to_string(c) +
-                              " has an unknown mode " + std::to_string(mode));
-      }
-      if ((r.mode == ThresholdMode::Greater || r.mode == ThresholdMode::Less) && float_is_nan(r.value)) {
-        throw InvalidArgument(where + "Output::Packed: the threshold of output channel " + std::to_string(c) +
-                              " is NaN (a " + (r.mode == ThresholdMode::Greater ? "Greater" : "Less") +
-                              " rule needs a number; +-inf is allowed)");
-      }
-    }
+    check_rules(where + "Output::Packed", out.thresholds, c_out);
   } else if (out.kind != Kind::Float) {
     throw InvalidArgument(where + "unknown Output::Kind " + std::to_string(static_cast<int>(out.kind)));
   }
@@ -78,6 +83,15 @@ void validate_options(const BinaryConvolution::Attributes& a, const BinaryConvol
     throw InvalidArgument(where + "Options::clamp_low " + value_text(o.clamp_low) + " and clamp_high " +
                           value_text(o.clamp_high) +
                           " must be numbers (+-inf allowed) with clamp_low <= clamp_high");
+  }
+  if (!o.also_packed.empty()) {
+    if (out.kind == Kind::Packed || o.max_pool) {
+      throw InvalidArgument(where +
+                            "Options::also_packed needs Output::Float or ScaleBias without max_pool (it "
+                            "packs the float values the layer stores); the output is " +
+                            (out.kind == Kind::Packed ? "Packed" : "max-pooled"));
+    }
+    check_rules(where + "Options::also_packed", o.also_packed, c_out);
   }
   if (o.max_pool && out.kind != Kind::Packed) {
     throw InvalidArgument(where +

@@ -93,10 +93,10 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
         cl_uint i = 0;
         fused_.setArg(i++, filters);
         fused_.setArg(i++, patches);
-        // y is written in modes 0/1/3, words in mode 2; the other gets a buffer it never writes (the
-        // filters).
+        // y is written in modes 0/1/3, words in mode 2 (and with also_packed); a buffer that is not written
+        // gets one the kernel never writes (the filters).
         fused_.setArg(i++, e.mode == 2 ? filters : output);
-        fused_.setArg(i++, e.mode == 2 ? output : filters);
+        fused_.setArg(i++, e.mode == 2 ? output : e.also_packed ? e.bits : filters);
         for (int v : {d.C_OUT, M_pad, d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
           fused_.setArg(i++, static_cast<cl_int>(v));
         }
@@ -115,12 +115,14 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
         const bool scales = e.mode == 1 || e.mode == 3;
         fused_.setArg(i++, scales ? e.scale : filters);
         fused_.setArg(i++, scales ? e.bias : filters);
-        fused_.setArg(i++, e.mode == 2 ? e.keys : filters);
-        fused_.setArg(i++, e.mode == 2 ? e.modes : filters);
+        const bool rules = e.mode == 2 || e.also_packed;
+        fused_.setArg(i++, rules ? e.keys : filters);
+        fused_.setArg(i++, rules ? e.modes : filters);
         fused_.setArg(i++, static_cast<cl_int>(e.Cw_out));
         fused_.setArg(i++, e.mode == 3 ? e.shortcut : filters);
         fused_.setArg(i++, static_cast<cl_float>(e.clamp_low));
         fused_.setArg(i++, static_cast<cl_float>(e.clamp_high));
+        fused_.setArg(i++, static_cast<cl_int>(e.also_packed ? 1 : 0));
         cl::Event ev;
         const auto gate = launch_gate();
         queue.enqueueNDRangeKernel(fused_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
@@ -128,6 +130,24 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
         return ev;
       },
       "enqueueing xnor_gemm_fused");
+}
+
+cl::Event XnorGemmLauncher::enqueue_zero(const cl::CommandQueue& queue, const cl::Buffer& buffer,
+                                         std::uint64_t words, const std::vector<cl::Event>* wait) {
+  if (!zero_()) zero_ = make_kernel(program_, zero_kernel_name(), device_, config_.work_group_size());
+  const std::uint64_t group = config_.work_group_size();
+  const std::uint64_t global = std::max<std::uint64_t>((words + group - 1) / group * group, group);
+  return cl_call(
+      [&] {
+        zero_.setArg(0, buffer);
+        zero_.setArg(1, static_cast<cl_int>(words));
+        cl::Event ev;
+        const auto gate = launch_gate();
+        queue.enqueueNDRangeKernel(zero_, cl::NullRange, cl::NDRange(static_cast<std::size_t>(global)),
+                                   cl::NDRange(static_cast<std::size_t>(group)), wait, &ev);
+        return ev;
+      },
+      "enqueueing zero_words");
 }
 
 std::pair<int, int> FusedPool::rows_of(const LayerDims& d, const Chunk& c) const {

@@ -41,6 +41,9 @@ struct Epilogue {
   cl::Buffer shortcut;           // mode 3
   cl::Buffer int_lo, int_count;  // xnor_gemm_bits: each rule as an interval of integer results G
   int Cw_out = 0;
+  // Modes 0, 1 and 3 with Options::also_packed: the stored values' bits under keys/modes go to `bits` too.
+  bool also_packed = false;
+  cl::Buffer bits;
 };
 
 // A max-pool fused into xnor_gemm_bits (BinaryConvolution::Options::max_pool): the resolved window of the
@@ -88,9 +91,14 @@ class XnorGemmLauncher {
                            const Chunk& c, const PadFold& fold, const cl::Buffer& sat,
                            const Epilogue& epilogue, const FusedPool& pool,
                            const std::vector<cl::Event>* wait);
+  // zero_words (created on first use): sets `words` 32-bit words of `buffer` to 0, before xnor_gemm_fused
+  // ORs also_packed bits into them with atomics.
+  static const char* zero_kernel_name() { return "zero_words"; }
+  cl::Event enqueue_zero(const cl::CommandQueue& queue, const cl::Buffer& buffer, std::uint64_t words,
+                         const std::vector<cl::Event>* wait);
 
  private:
-  cl::Kernel kernel_, fused_, packed_;
+  cl::Kernel kernel_, fused_, packed_, zero_;
   cl::Program program_;
   cl::Device device_;
   GemmConfig config_;
