@@ -241,11 +241,15 @@ void check_graph_inputs(const Graph& graph, const std::map<std::string, Tensor>&
 
 std::vector<Tensor> reference_node(const Graph& graph, const Node& node,
                                    const std::map<std::string, Tensor>& tensors) {
+  // The node's own inputs only: a graph's reference stays linear in its node count.
   std::map<std::string, TensorInfo> infos;
-  for (const auto& [name, t] : tensors) infos[name] = {t.dims, t.type};
-  for (const std::string& in : node.inputs)
-    if (!graph.constants.count(in) && !tensors.count(in))
+  for (const std::string& in : node.inputs) {
+    const auto t = tensors.find(in);
+    if (t != tensors.end())
+      infos[in] = {t->second.dims, t->second.type};
+    else if (!graph.constants.count(in))
       throw InvalidArgument("node '" + node.name + "' (" + node.op + "): input '" + in + "' is not given");
+  }
   const ops::Op* op = ops::find_op(node.op);
   if (!op) throw InvalidArgument("node '" + node.name + "': unsupported op '" + node.op + "'");
   const ops::NodeView v = detail::view_of(graph, node, infos);

@@ -131,52 +131,57 @@ std::map<std::string, Lifetime> lifetimes(const Graph& graph, const std::vector<
 }
 
 // Tensor -> buffer slot, and each slot's size: largest tensors first, each into the first slot none of
-// whose tensors is live at the same time.
+// whose tensors is live at the same time. A slot's lifetimes are disjoint, so they are kept sorted by first
+// step and a new one is tested against its neighbour alone: planning stays near-linear in the node count.
 std::pair<std::map<std::string, std::size_t>, std::vector<std::size_t>> assign_buffers(
     const std::map<std::string, Lifetime>& life) {
-  std::vector<std::string> names;
-  for (const auto& [name, l] : life) names.push_back(name);
-  std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
-    return life.at(a).bytes > life.at(b).bytes;
-  });
+  std::vector<const std::pair<const std::string, Lifetime>*> tensors;
+  for (const auto& entry : life) tensors.push_back(&entry);
+  std::stable_sort(tensors.begin(), tensors.end(),
+                   [](const auto* a, const auto* b) { return a->second.bytes > b->second.bytes; });
   std::map<std::string, std::size_t> slot_of;
-  std::vector<std::vector<std::string>> slots;
+  std::vector<std::map<int, int>> slots;  // per slot: first step -> last step of each tensor in it
   std::vector<std::size_t> sizes;
-  for (const std::string& name : names) {
-    const Lifetime& l = life.at(name);
+  for (const auto* entry : tensors) {
+    const Lifetime& l = entry->second;
     std::size_t s = 0;
     for (; s < slots.size(); ++s) {
-      const bool free = std::none_of(slots[s].begin(), slots[s].end(), [&](const std::string& other) {
-        const Lifetime& o = life.at(other);
-        return l.first <= o.last && o.first <= l.last;
-      });
-      if (free) break;
+      // The tensor of this slot that starts last at or before l.last is the only one that can overlap l.
+      const auto after = slots[s].upper_bound(l.last);
+      if (after == slots[s].begin() || std::prev(after)->second < l.first) break;
     }
     if (s == slots.size()) {
       slots.emplace_back();
       sizes.push_back(0);
     }
-    slots[s].push_back(name);
+    slots[s].emplace(l.first, l.last);
     sizes[s] = std::max(sizes[s], l.bytes);
-    slot_of[name] = s;
+    slot_of[entry->first] = s;
   }
   return {slot_of, sizes};
 }
 
+// The largest sum of two tensors live at one step (graph inputs at step -1, graph outputs to the end), by one
+// sweep over the steps.
 std::size_t largest_live_pair(const std::map<std::string, Lifetime>& life, std::size_t step_count) {
+  std::map<int, std::vector<std::size_t>> starting, ending;
+  for (const auto& [name, l] : life) {
+    starting[l.first].push_back(l.bytes);
+    ending[l.last].push_back(l.bytes);
+  }
+  std::multiset<std::size_t> live;
   std::size_t best = 0;
   for (int s = -1; s <= static_cast<int>(step_count); ++s) {
-    std::size_t a = 0, b = 0;
-    for (const auto& [name, l] : life) {
-      if (l.first > s || l.last < s) continue;
-      if (l.bytes > a) {
-        b = a;
-        a = l.bytes;
-      } else if (l.bytes > b) {
-        b = l.bytes;
-      }
+    if (const auto it = starting.find(s); it != starting.end())
+      live.insert(it->second.begin(), it->second.end());
+    if (!live.empty()) {
+      auto top = live.rbegin();
+      const std::size_t a = *top;
+      const std::size_t b = ++top == live.rend() ? 0 : *top;
+      best = std::max(best, a + b);
     }
-    best = std::max(best, a + b);
+    if (const auto it = ending.find(s); it != ending.end())
+      for (std::size_t bytes : it->second) live.erase(live.find(bytes));
   }
   return best;
 }
@@ -185,6 +190,13 @@ std::size_t largest_live_pair(const std::map<std::string, Lifetime>& life, std::
 
 struct Model::Impl {
   explicit Impl(const Runtime& rt) : runtime(rt) {}
+  // Steps are released newest first: PoCL keeps a program's kernels in a list it searches from the newest on
+  // every release, so releasing the oldest first made a 48,000-node model's destruction quadratic.
+  ~Impl() {
+    while (!device_steps.empty()) device_steps.pop_back();
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
   Runtime runtime;
   Graph graph;
   detail::ValidatedGraph validated;

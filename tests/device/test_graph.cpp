@@ -179,5 +179,33 @@ TEST_CASE("graph: Relu/Clamp, batch-norm and residual Add or sign fused after a 
   activation_fusion_case(Variant::Global);
 }
 
+// Planning is near-linear in the node count: 48,000 nodes (a chain of Multiply by -1 and Relu, with every
+// 100th Relu's output also read by a node 50 steps later, so that buffers are shared across more than
+// neighbours) plan and run as the reference says. Registered as its own CTest test with a time limit
+// (tests/process_tests.cmake): buffer assignment that compares every pair of tensors took minutes here.
+TEST_CASE("graph: a 48,000-node graph plans and runs", "[.][planning_scale]") {
+  Runtime& rt = runtime_for(Variant::Global);
+  Graph g;
+  g.inputs = {{"x", {1, 8}}};
+  g.constants["minus"] = Constant::f32({1}, {-1.0f});
+  std::string s = "x";
+  std::vector<std::string> kept;
+  for (int i = 0; i < 24000; ++i) {
+    s = add_node(g, "neg" + std::to_string(i), "Multiply", {s, "minus"});
+    s = add_node(g, "relu" + std::to_string(i), "Relu", {s});
+    if (i % 100 == 0) kept.push_back(s);
+    if (i % 100 == 50) s = add_node(g, "join" + std::to_string(i), "Add", {s, kept.back()});
+  }
+  g.outputs = {s};
+  INFO(g.nodes.size() << " nodes");
+  REQUIRE(g.nodes.size() >= 48000);
+  Model model(rt, g);
+  std::mt19937 rng(5);
+  const std::map<std::string, Tensor> inputs = {{"x", random_input({1, 8}, rng)}};
+  CHECK(compare_tensors(model.run(inputs).at(s), reference_graph(g, inputs).at(s), true, 0) == "");
+  // Chained steps share a few buffers: far fewer than the tensors.
+  CHECK(model.plan().activation_bytes <= 8 * 4 * 8);
+}
+
 }  // namespace
 }  // namespace xnorcl::test
