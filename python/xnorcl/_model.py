@@ -8,6 +8,8 @@ Either runs whole on the device, with no host round-trip between nodes.
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
@@ -21,14 +23,15 @@ OUTPUT_NAME = "output"
 class Model:
     """A network loaded from an .xnn file onto a runtime's device (see xnorcl.load)."""
 
-    def __init__(self, path: str, runtime: Optional[Runtime] = None) -> None:
+    def __init__(self, path: Union[str, "os.PathLike[str]"], runtime: Optional[Runtime] = None) -> None:
+        path = _checked_path(path)
         self._runtime = runtime if runtime is not None else Runtime()
         self._graph: Optional[_Graph] = None
         self._network: Optional[_Network] = None
-        if network_file_version(str(path)) == 1:
-            self._network = _Network(str(path), self._runtime)
+        if network_file_version(path) == 1:
+            self._network = _Network(path, self._runtime)
         else:
-            self._graph = _Graph(str(path), self._runtime)
+            self._graph = _Graph(path, self._runtime)
 
     @property
     def runtime(self) -> Runtime:
@@ -65,11 +68,11 @@ class Model:
         """
         if self._graph is not None:
             if isinstance(x, Mapping):
-                return self._graph.run(dict(x))
+                return self._graph.run(_named(x))
             first_in, first_out = self.inputs[0][0], self.outputs[0][0]
             return self._graph.run({first_in: x})[first_out]
         if isinstance(x, Mapping):
-            names = sorted(x.keys())
+            names = sorted(_named(x).keys())
             if names != [INPUT_NAME]:
                 raise InvalidArgument(
                     f"inputs: expected the names ['{INPUT_NAME}'], got {names}"
@@ -82,7 +85,7 @@ class Model:
         tensors of graphs within 1e-5 relative (the reference computes them in double)."""
         if self._graph is not None:
             if isinstance(x, Mapping):
-                return self._graph.reference(dict(x))
+                return self._graph.reference(_named(x))
             return self._graph.reference({self.inputs[0][0]: x})[self.outputs[0][0]]
         return self._network.reference(x)
 
@@ -129,12 +132,43 @@ class Model:
         return f"xnorcl.Model(inputs={self.inputs}, outputs={self.outputs})"
 
 
+def _checked_path(path: Union[str, "os.PathLike[str]"]) -> str:
+    """The path as a str, refused before any device work when it cannot name a model file."""
+    try:
+        text = os.fspath(path)
+    except TypeError:
+        raise InvalidArgument(
+            f"the model path must be a str or os.PathLike, not {type(path).__name__}"
+        ) from None
+    if isinstance(text, bytes):
+        raise InvalidArgument("the model path must be a str, not bytes")
+    if "\0" in text:
+        raise InvalidArgument(
+            f"the model path {text.split(chr(0))[0]!r}... holds a NUL character at offset {text.index(chr(0))}"
+        )
+    if not os.path.exists(text):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), text)
+    if os.path.isdir(text):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), text)
+    return text
+
+
+def _named(inputs: Mapping) -> Dict[str, np.ndarray]:
+    """Inputs by name; a name that is not a str is refused naming it."""
+    for name in inputs:
+        if not isinstance(name, str):
+            raise InvalidArgument(
+                f"inputs: every name must be a str; {name!r} is a {type(name).__name__}"
+            )
+    return dict(inputs)
+
+
 def _packed_words_shape(dims: Tuple[int, ...]) -> Tuple[int, ...]:
     n, c, h, w = (list(dims) + [1, 1, 1])[:4]
     return (n, h, w, (c + 31) // 32)
 
 
-def load(path: str, runtime: Optional[Runtime] = None) -> Model:
+def load(path: Union[str, "os.PathLike[str]"], runtime: Optional[Runtime] = None) -> Model:
     """Loads an .xnn file onto runtime's device (a new Runtime() when None: the environment, then defaults).
-    A malformed file is refused with InvalidArgument naming the offset."""
+    A missing file raises FileNotFoundError; a malformed one InvalidArgument naming the offset."""
     return Model(path, runtime)

@@ -30,7 +30,17 @@ const char* kind_of(mode_t mode) {
 
 }  // namespace
 
+void check_path(const std::string& path) {
+  // The C library would stop at a NUL and open a different file.
+  const std::size_t nul = path.find('\0');
+  if (nul != std::string::npos)
+    throw InvalidArgument("the path '" + path.substr(0, nul) + "\\0...' holds a NUL byte at offset " +
+                          std::to_string(nul) + "; a file name cannot contain one");
+  if (path.empty()) throw InvalidArgument("the path is empty");
+}
+
 std::optional<RegularFile> RegularFile::open(const std::string& path, std::uint64_t max_bytes) {
+  check_path(path);
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
@@ -94,6 +104,7 @@ std::string read_regular_file(const std::string& path, std::uint64_t max_bytes) 
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
+  check_path(path);
   std::random_device rd;
   std::string temporary;
   int fd = -1;

@@ -36,6 +36,9 @@ class RegularFile {
   std::string path_;
 };
 
+// A path the C library will open as given: InvalidArgument for an empty one or one holding a NUL byte.
+void check_path(const std::string& path);
+
 // The whole of a regular file at most max_bytes long; an Error naming the path otherwise (missing included).
 std::string read_regular_file(const std::string& path, std::uint64_t max_bytes);
 

@@ -69,6 +69,68 @@ void check_dims(const Dims& dims, const std::string& what, std::size_t max_rank 
   }
 }
 
+// A name as it can be shown in a message: bytes outside printable ASCII as \xNN.
+std::string printable(const std::string& name) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char ch : name) {
+    if (ch >= 0x20 && ch < 0x7f) {
+      out += static_cast<char>(ch);
+    } else {
+      out += "\\x";
+      out += hex[ch >> 4];
+      out += hex[ch & 15];
+    }
+  }
+  return out;
+}
+
+// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool valid_utf8(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    int extra = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xe0) == 0xc0) {
+      extra = 1, cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      extra = 2, cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      extra = 3, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + static_cast<std::size_t>(extra) >= s.size()) return false;
+    for (int k = 1; k <= extra; ++k) {
+      const unsigned char d = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
+      if ((d & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    static const std::uint32_t smallest[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < smallest[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += static_cast<std::size_t>(extra) + 1;
+  }
+  return true;
+}
+
+// Tensor and node names: what Python, the .xnn format and the messages can carry: non-empty UTF-8 without
+// control characters (a NUL would cut the name short in C APIs; a name that is not UTF-8 cannot become a
+// Python str).
+void check_name(const std::string& name, const std::string& what) {
+  if (name.empty()) throw InvalidArgument(what + " has an empty name");
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const unsigned char ch = static_cast<unsigned char>(name[i]);
+    if (ch < 0x20 || ch == 0x7f)
+      throw InvalidArgument(what + " '" + printable(name) + "': the name holds the control character \\x" +
+                            printable(std::string(1, name[i])).substr(2) + " at byte " + std::to_string(i));
+  }
+  if (!valid_utf8(name)) throw InvalidArgument(what + " '" + printable(name) + "': the name is not UTF-8");
+}
+
 void check_constant(const std::string& name, const Constant& c) {
   const std::string what = "constant '" + name + "'";
   check_dims(c.dims, what, 5);
@@ -89,28 +151,33 @@ GraphIndex index_graph(const Graph& graph) {
   GraphIndex index;
   std::set<std::string> node_names;
   for (const GraphInput& in : graph.inputs) {
+    check_name(in.name, "a graph input");
     check_dims(in.dims, "graph input '" + in.name + "'");
     if (!index.producer.emplace(in.name, -1).second)
       throw InvalidArgument("graph input '" + in.name + "' is declared twice");
     index.infos[in.name] = {in.dims, ElementType::Float32};
   }
   for (const auto& [name, c] : graph.constants) {
+    check_name(name, "a constant");
     check_constant(name, c);
     if (!index.producer.emplace(name, -2).second)
       throw InvalidArgument("constant '" + name + "' has the name of a graph input");
   }
   for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& n = graph.nodes[i];
-    if (n.name.empty()) throw InvalidArgument("node " + std::to_string(i) + " (" + n.op + ") has no name");
+    if (n.name.empty())
+      throw InvalidArgument("node " + std::to_string(i) + " (" + printable(n.op) + ") has no name");
+    check_name(n.name, "node " + std::to_string(i));
     if (!node_names.insert(n.name).second) throw InvalidArgument("two nodes are named '" + n.name + "'");
     if (!ops::find_op(n.op)) {
       std::string known;
       for (const std::string& op : ops::op_names()) known += (known.empty() ? "" : ", ") + op;
-      throw InvalidArgument("node '" + n.name + "': unsupported op '" + n.op + "' (xnorcl has " + known +
-                            ")");
+      throw InvalidArgument("node '" + n.name + "': unsupported op '" + printable(n.op) + "' (xnorcl has " +
+                            known + ")");
     }
     if (n.outputs.empty()) throw InvalidArgument("node '" + n.name + "' (" + n.op + ") defines no output");
     for (const std::string& out : n.outputs) {
+      check_name(out, "an output of node '" + n.name + "'");
       const auto [it, fresh] = index.producer.emplace(out, static_cast<int>(i));
       if (!fresh) {
         const std::string by = it->second == -1 ? "a graph input"
@@ -195,7 +262,7 @@ ValidatedGraph validate_graph(const Graph& graph) {
   if (graph.outputs.empty()) throw InvalidArgument("the graph has no output");
   for (const std::string& out : graph.outputs) {
     if (!index.infos.count(out) || graph.constants.count(out))
-      throw InvalidArgument("graph output '" + out + "' is no graph input or node output");
+      throw InvalidArgument("graph output '" + printable(out) + "' is no graph input or node output");
   }
   g.infos = std::move(index.infos);
   g.producer = std::move(index.producer);

@@ -254,7 +254,7 @@ Graph load_graph(const std::string& path) {
 
 int network_file_version(const std::string& path) {
   std::optional<detail::RegularFile> file = detail::RegularFile::open(path, kMaxFileBytes);
-  if (!file) throw InvalidArgument("network_file_version: " + path + " does not exist");
+  if (!file) throw InvalidArgument("cannot open " + path + ": no such file");
   char bytes[12];
   if (file->size() < sizeof bytes)
     throw InvalidArgument(path +

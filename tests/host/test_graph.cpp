@@ -102,6 +102,30 @@ TEST_CASE("graph: refusals name the node, its op and the values", "[graph]") {
     g.nodes[0].attributes["levels"] = std::int64_t{256};
     CHECK_THAT(refusal(g), Catch::Contains("node 'sign0' (FakeQuantize): levels 256 is not supported"));
   }
+  SECTION("names that are not UTF-8 or hold control characters") {
+    Graph g = small_graph(rng);
+    g.inputs[0].name = std::string("x\0y", 3);
+    CHECK_THAT(refusal(g), Catch::Contains("a graph input 'x\\x00y': the name holds the control character "
+                                           "\\x00 at byte 1"));
+    g = small_graph(rng);
+    g.nodes[1].outputs[0] = "conv\xff";
+    g.outputs = {"conv\xff"};
+    CHECK_THAT(refusal(g), Catch::Contains("an output of node 'conv1' 'conv\\xff': the name is not UTF-8"));
+    g = small_graph(rng);
+    g.nodes[0].name = "\xc0\xaf";  // an overlong '/'
+    CHECK_THAT(refusal(g), Catch::Contains("node 0 '\\xc0\\xaf': the name is not UTF-8"));
+    g = small_graph(rng);
+    g.nodes[0].name = "sign\xe2\x80";  // cut short
+    CHECK_THAT(refusal(g), Catch::Contains("the name is not UTF-8"));
+    g = small_graph(rng);
+    g.nodes[0].name = "s\xc3\xa9gn \xe2\x82\xac \xf0\x9f\x98\x80";  // accents, a euro sign, an emoji
+    CHECK(refusal(g) == "(accepted)");
+  }
+  SECTION("a path with a NUL byte is refused, not cut short") {
+    CHECK_THROWS_WITH(load_graph(std::string("model.xnn\0.txt", 14)),
+                      Catch::Contains("holds a NUL byte at offset 9"));
+    CHECK_THROWS_WITH(network_file_version(std::string("a\0b", 3)), Catch::Contains("NUL byte at offset 1"));
+  }
   SECTION("graph input of the wrong dims when run on the host") {
     const Graph g = small_graph(rng);
     CHECK_THROWS_WITH(reference_graph(g, {{"x", random_input({1, 5, 6, 7}, rng)}}),

@@ -62,3 +62,27 @@ def test_graph_inputs_are_checked(runtime, model_path):
         model.run(np.zeros((2, 3, 32, 31), np.float32))
     with pytest.raises(xnorcl.InvalidArgument, match="float32"):
         model.run(np.zeros((2, 3, 32, 32), np.float64))
+
+
+def test_input_names_must_be_strings(runtime, model_path):
+    model = xnorcl.load(str(model_path), runtime=runtime)
+    x = np.zeros((2, 3, 32, 32), np.float32)
+    with pytest.raises(xnorcl.InvalidArgument, match=r"every name must be a str; 1 is a int"):
+        model.run({"input": x, 1: x})
+    with pytest.raises(xnorcl.InvalidArgument, match=r"every name must be a str; b'input' is a bytes"):
+        model.reference({b"input": x})
+
+
+def test_load_refuses_paths_that_name_no_model(runtime, model_path, tmp_path):
+    missing = tmp_path / "nope.xnn"
+    with pytest.raises(FileNotFoundError) as error:
+        xnorcl.load(str(missing), runtime=runtime)
+    assert error.value.filename == str(missing)
+    with pytest.raises(IsADirectoryError):
+        xnorcl.load(tmp_path, runtime=runtime)
+    # Before, the C library stopped at the NUL and loaded the file named by what came before it.
+    with pytest.raises(xnorcl.InvalidArgument, match="holds a NUL character at offset"):
+        xnorcl.load(str(model_path) + "\0.txt", runtime=runtime)
+    with pytest.raises(xnorcl.InvalidArgument, match="must be a str or os.PathLike, not int"):
+        xnorcl.load(3, runtime=runtime)
+    assert xnorcl.load(model_path, runtime=runtime).inputs[0][0] == "input"  # a pathlib.Path is fine

@@ -73,5 +73,5 @@ def test_malformed_files_are_refused(runtime, tmp_path, classifier_path):
     truncated.write_bytes(classifier_path.read_bytes()[:1000])
     with pytest.raises(xnorcl.InvalidArgument, match="offset"):
         xnorcl.load(str(truncated), runtime=runtime)
-    with pytest.raises(xnorcl.Error):
+    with pytest.raises(FileNotFoundError, match="No such file or directory: .*missing.xnn"):
         xnorcl.load(str(tmp_path / "missing.xnn"), runtime=runtime)

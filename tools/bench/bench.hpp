@@ -29,9 +29,9 @@ struct Options {
   std::vector<std::string> layer_specs;  // --layer (repeatable); empty: the default set
   std::string json_path, csv_path;
   bool quick = false;
-  bool quiet_check = false;  // layers, network: wait for a quiet machine before measuring
-  int startup_runs = 3;      // startup: fresh processes per cache state
-  int batch = 1;             // network: images per run
+  bool quiet_check = false;       // layers, network: wait for a quiet machine before measuring
+  int startup_runs = 3;           // startup: fresh processes per cache state
+  int batch = 1;                  // network: images per run
   std::string model = "vehicle";  // network: vehicle | bireal18 | resnet18 | a .xnn graph file
 };
 
@@ -250,6 +250,9 @@ void print_layer_table(const RunInfo& run, const LayerResult& r);
 void print_summary(const RunInfo& run);
 void print_peak_table(const Peak& peak);
 void print_noise(const NoiseVerdict& noise);
+// A stage above 100% of the peak: RUN INVALID (a failure), or in a --quick smoke run only a note.
+bool invalid_run(const RunInfo& run);
+void print_invalid(const RunInfo& run);
 void write_json(const RunInfo& run, const std::string& path);
 void write_csv(const RunInfo& run, const std::string& path);
 

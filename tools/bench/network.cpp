@@ -393,7 +393,7 @@ int run_network(const Options& o) {
   if (!o.csv_path.empty()) write_network_csv(run, o.csv_path);
   // Failures make the exit status non-zero; a missed target does not (it is a measurement, reported).
   const bool failed = run.binary.status != "ok" || run.floating.status == "WRONG" ||
-                      run.floating.status == "error" || !info.invalid.empty();
+                      run.floating.status == "error" || invalid_run(info);
   return failed ? 1 : info.noise.noisy ? kExitNoisy : 0;
 }
 

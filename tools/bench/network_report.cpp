@@ -208,10 +208,7 @@ void print_network_report(const NetworkRun& run) {
     std::printf("  %d PASS, %d MISS\n", pass, miss);
   }
   print_noise(info.noise);
-  if (!info.invalid.empty()) {
-    std::printf("\nRUN INVALID (the peak was mismeasured):\n");
-    for (const auto& s : info.invalid) std::printf("  %s\n", s.c_str());
-  }
+  print_invalid(info);
 }
 
 // ---- JSON ------------------------------------------------------------------------------------------------

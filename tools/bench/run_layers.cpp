@@ -443,7 +443,7 @@ int run_layers(const Options& o) {
 
   // Failures make the exit status non-zero; a missed target does not (it is a measurement, reported). A noisy
   // run exits with 3: measured and checked, but its targets not judged.
-  bool failed = !run.invalid.empty();
+  bool failed = invalid_run(run);
   for (const auto& r : run.layers) {
     for (const auto& b : r.binary) failed |= b.status != "ok";
     failed |= r.floating.status == "WRONG" || r.floating.status == "error";

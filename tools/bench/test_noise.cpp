@@ -97,3 +97,12 @@ TEST_CASE("targets of a noisy run are not judged", "[noise]") {
   }
   CHECK(not_judged >= 3);
 }
+
+TEST_CASE("a stage above the peak fails a measuring run, not a --quick smoke run", "[noise]") {
+  RunInfo run;
+  CHECK_FALSE(invalid_run(run));
+  run.invalid = {"resnet_64x56: GEMM stage at 103% of the xor-popcount peak"};
+  CHECK(invalid_run(run));
+  run.options.quick = true;  // short peak kernels often measure the peak too low
+  CHECK_FALSE(invalid_run(run));
+}
