@@ -4,6 +4,9 @@ this version is refused with the list of formats, an unknown suffix with the kno
 themselves are tested in test_openvino_convert.py and test_larq_convert.py."""
 
 import importlib
+import os
+import pathlib
+import stat
 import subprocess
 import sys
 
@@ -78,3 +81,47 @@ def test_a_missing_reader_names_the_extra(tmp_path, monkeypatch, model, reader, 
     with pytest.raises(xnorcl.ConverterUnavailable, match=rf'needs {reader}: pip install "xnorcl\[{extra}\]"'):
         xnorcl.convert(str(tmp_path / model), str(destination))
     assert not destination.exists()
+
+
+def test_the_output_is_only_ever_a_regular_file(tmp_path):
+    model = tmp_path / "model.tflite"
+    model.write_bytes(b"not a flatbuffer")  # the paths are refused before the model is read
+    fifo = tmp_path / "pipe.xnn"
+    os.mkfifo(fifo)
+    for destination, message in [
+        (fifo, "it is a FIFO; xnorcl-convert writes only regular files"),
+        (tmp_path, "it is a directory"),
+        (tmp_path / "missing" / "out.xnn", "the folder .*missing does not exist"),
+        (model, "it is the model being converted"),
+    ]:
+        with pytest.raises(xnorcl.InvalidArgument, match=message):
+            xnorcl.convert(str(model), str(destination))
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and model.read_bytes() == b"not a flatbuffer"
+    # A device is refused by the same check, called directly: a regression must not replace /dev/null.
+    with pytest.raises(xnorcl.InvalidArgument, match="it is a character device"):
+        conversion._common.check_paths(str(model), "/dev/null")
+
+
+def test_a_fifo_as_the_model_is_refused_without_waiting(tmp_path):
+    fifo = tmp_path / "model.xml"
+    os.mkfifo(fifo)  # reading it would wait for a writer forever
+    with pytest.raises(xnorcl.InvalidArgument, match="model.xml: cannot read it: it is a FIFO, not a regular file"):
+        xnorcl.convert(str(fifo), str(tmp_path / "out.xnn"))
+
+
+def test_a_converted_file_gets_the_mode_of_a_new_file(tmp_path):
+    pytest.importorskip("tflite")
+    source = pathlib.Path(__file__).parent / "larq_fixtures" / "bconv_1x1_c17.tflite"
+    umask = os.umask(0o027)
+    try:
+        xnorcl.convert(str(source), str(tmp_path / "out.xnn"))
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(os.stat(tmp_path / "out.xnn").st_mode) == 0o640
+
+
+def test_console_script_says_a_missing_ir_in_one_line(tmp_path):
+    result = run_cli(str(tmp_path / "missing.xml"), "-o", str(tmp_path / "out.xnn"))
+    assert result.returncode == 1
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert "missing.xml: cannot read it: No such file or directory" in result.stderr

@@ -76,7 +76,10 @@ def convert(source: str, destination: str) -> Dict[str, Any]:
             f"{source}: converting {fmt.name} needs {', '.join(missing)}: "
             f'pip install "xnorcl[{fmt.extra}]"'
         )
-    return importlib.import_module(fmt.module).convert(str(source), str(destination))
+    from ._common import check_paths
+
+    check_paths(os.fspath(source), os.fspath(destination))
+    return importlib.import_module(fmt.module).convert(os.fspath(source), os.fspath(destination))
 
 
 __all__ = ["FORMATS", "ConverterUnavailable", "Format", "convert", "format_for", "formats_text"]

@@ -6,6 +6,7 @@ accepted the whole graph."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -60,12 +61,56 @@ def refuse_all(refused: List[str]) -> None:
     )
 
 
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_paths(source: str, destination: str) -> None:
+    """Refuses, before any reading, a source that is no regular file (a FIFO would block the reader forever)
+    and a destination that is anything but a new or existing regular file other than the source in an
+    existing folder: a converter never replaces a device, a FIFO, a directory or the model it reads."""
+    for name, path in (("model", source), ("output", destination)):
+        if not isinstance(path, str) or not path or "\0" in path:
+            raise InvalidArgument(f"the {name} path {path!r} is not a file name")
+    try:
+        st = os.stat(source)
+    except OSError as e:
+        raise InvalidArgument(f"{source}: cannot read it: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InvalidArgument(f"{source}: cannot read it: it is {_kind(st.st_mode)}, not a regular file")
+    folder = os.path.dirname(os.path.abspath(destination))
+    if not os.path.isdir(folder):
+        raise InvalidArgument(f"{destination}: cannot write it: the folder {folder} does not exist")
+    if destination.endswith(os.sep):
+        raise InvalidArgument(f"{destination}: cannot write it: the output is a file name, not a folder")
+    try:
+        out = os.stat(destination)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise InvalidArgument(f"{destination}: cannot write it: {e.strerror}") from None
+    if not stat.S_ISREG(out.st_mode):
+        raise InvalidArgument(
+            f"{destination}: cannot write it: it is {_kind(out.st_mode)}; xnorcl-convert writes only regular files"
+        )
+    if os.path.samefile(source, destination):
+        raise InvalidArgument(f"{destination}: cannot write it: it is the model being converted")
+
+
 def write_checked(graph: xnn.Graph, destination: str) -> None:
     """Writes `graph` to `destination` only if the C++ loader accepts it (shapes, types, attributes): a
-    temporary file beside the destination, validated, then renamed over it."""
+    temporary file beside the destination, validated, then renamed over it, with the mode a new file gets
+    (0666 less the umask, as save_graph)."""
     directory = os.path.dirname(os.path.abspath(destination))
     fd, temporary = tempfile.mkstemp(suffix=".xnn", dir=directory)
     try:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as f:
             xnn.write(graph, f)
         _xnorcl._check_graph_file(temporary)

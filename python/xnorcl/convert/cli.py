@@ -32,6 +32,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Error as e:
         print(f"xnorcl-convert: {e}", file=sys.stderr)
         return 1
+    except OSError as e:  # writing the output (a full disk, a folder that vanished): one line, no traceback
+        print(f"xnorcl-convert: {args.output}: cannot write it: {e.strerror or e}", file=sys.stderr)
+        return 1
     for key, value in report.items():
         if isinstance(value, dict) and value:
             print(f"{key}:")
