@@ -246,6 +246,18 @@ ops::NodeView view_of(const Graph& graph, const Node& node, const std::map<std::
   return v;
 }
 
+// The op's shape inference; a refusal that does not name the node yet (the layer classes' own checks, shared
+// with their direct users, start with "BinaryConvolution: ...") gets the node's name in front.
+std::vector<TensorInfo> infer_naming_the_node(const ops::NodeView& v) {
+  try {
+    return ops::find_op(v.node->op)->infer(v);
+  } catch (const InvalidArgument& e) {
+    const std::string message = e.what();
+    if (message.rfind(v.where(), 0) == 0) throw;
+    throw InvalidArgument(v.where() + ": " + message);
+  }
+}
+
 ValidatedGraph validate_graph(const Graph& graph) {
   ValidatedGraph g;
   GraphIndex index = index_graph(graph);
@@ -253,7 +265,7 @@ ValidatedGraph validate_graph(const Graph& graph) {
   for (std::size_t i : g.order) {
     const Node& node = graph.nodes[i];
     const ops::NodeView v = view_of(graph, node, index.infos);
-    std::vector<TensorInfo> outs = ops::find_op(node.op)->infer(v);
+    std::vector<TensorInfo> outs = infer_naming_the_node(v);
     if (outs.size() != node.outputs.size())
       throw InvalidArgument(v.where() + ": defines " + std::to_string(node.outputs.size()) +
                             " outputs, the op has " + std::to_string(outs.size()));
@@ -320,7 +332,7 @@ std::vector<Tensor> reference_node(const Graph& graph, const Node& node,
   const ops::Op* op = ops::find_op(node.op);
   if (!op) throw InvalidArgument("node '" + node.name + "': unsupported op '" + node.op + "'");
   const ops::NodeView v = detail::view_of(graph, node, infos);
-  op->infer(v);  // validates
+  detail::infer_naming_the_node(v);  // validates
   std::vector<const Tensor*> in;
   for (std::size_t i = 0; i < node.inputs.size(); ++i)
     in.push_back(v.constants[i] ? nullptr : &tensors.at(node.inputs[i]));

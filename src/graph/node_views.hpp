@@ -25,6 +25,8 @@ struct ValidatedGraph {
 // Throws InvalidArgument naming the node, its op and the values (Graph::validate()).
 ValidatedGraph validate_graph(const Graph& graph);
 ops::NodeView view_of(const Graph& graph, const Node& node, const std::map<std::string, TensorInfo>& infos);
+// The op's shape inference of a node; a refusal that does not name the node yet gets its name in front.
+std::vector<TensorInfo> infer_naming_the_node(const ops::NodeView& v);
 // Every graph input given once, f32 of its declared dims; no unknown name.
 void check_graph_inputs(const Graph& graph, const std::map<std::string, Tensor>& inputs);
 

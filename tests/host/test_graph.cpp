@@ -102,6 +102,34 @@ TEST_CASE("graph: refusals name the node, its op and the values", "[graph]") {
     g.nodes[0].attributes["levels"] = std::int64_t{256};
     CHECK_THAT(refusal(g), Catch::Contains("node 'sign0' (FakeQuantize): levels 256 is not supported"));
   }
+  SECTION("every refusal of a BinaryConvolution or MaxPool attribute starts with the node") {
+    using Ints = std::vector<std::int64_t>;
+    const std::vector<std::pair<std::string, AttributeValue>> conv_attributes = {
+        {"strides", Ints{0, 1}},       {"strides", Ints{1}},      {"pads_begin", Ints{-1, 0}},
+        {"pads_end", Ints{0, -2}},     {"dilations", Ints{0, 1}}, {"dilations", Ints{1, 1, 1}},
+        {"pad_value", std::nan("")},   {"pad_value", 1e300},      {"mode", std::string("xor")},
+        {"auto_pad", std::string("x")}};
+    for (const auto& [name, value] : conv_attributes) {
+      Graph g = small_graph(rng);
+      g.nodes[1].attributes[name] = value;
+      const std::string message = refusal(g);
+      INFO(name << ": " << message);
+      CHECK(message.rfind("node 'conv1' (BinaryConvolution): ", 0) == 0);
+    }
+    const std::vector<std::pair<std::string, AttributeValue>> pool_attributes = {
+        {"kernel", Ints{0, 2}},         {"kernel", Ints{2}},       {"strides", Ints{0, 1}},
+        {"pads_begin", Ints{-1, 0}},    {"pads_end", Ints{0, -1}}, {"rounding_type", std::string("round")},
+        {"auto_pad", std::string("x")}, {"kernel", Ints{100, 100}}};
+    for (const auto& [name, value] : pool_attributes) {
+      Graph g = small_graph(rng);
+      g.nodes.push_back(Node{"pool", "MaxPool", {"sign0:0"}, {"pool:0"}, {{"kernel", Ints{2, 2}}}});
+      g.nodes.back().attributes[name] = value;
+      g.outputs = {"pool:0"};
+      const std::string message = refusal(g);
+      INFO(name << ": " << message);
+      CHECK(message.rfind("node 'pool' (MaxPool): ", 0) == 0);
+    }
+  }
   SECTION("names that are not UTF-8 or hold control characters") {
     Graph g = small_graph(rng);
     g.inputs[0].name = std::string("x\0y", 3);
