@@ -295,6 +295,60 @@ def test_a_file_that_is_not_a_flatbuffer_is_refused(tmp_path):
     assert not (tmp_path / "out.xnn").exists()
 
 
+_FUZZ = """
+import random, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # a size the file merely claims cannot be had
+import xnorcl
+source, folder, seed, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+data = open(source, "rb").read()
+rng = random.Random(seed)
+refused = converted = 0
+for i in range(count):
+    damaged = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        damaged[rng.randrange(len(damaged))] ^= 1 << rng.randrange(8)
+    path = f"{folder}/m{i}.tflite"
+    open(path, "wb").write(damaged)
+    try:
+        xnorcl.convert(path, f"{folder}/m{i}.xnn")
+        converted += 1
+    except xnorcl.InvalidArgument as e:
+        assert str(e).startswith(path), str(e)
+        refused += 1
+print(converted, refused)
+"""
+
+
+@pytest.mark.parametrize("name", ["bconv_1x1_c17", "quantize_dequantize_c40"])
+def test_damaged_models_are_refused_as_invalid_argument(tmp_path, name):
+    """Bit flips in an LCE model, as the C++ loaders are fuzzed: each damaged file converts or is refused with
+    InvalidArgument naming it (never another exception), in a process whose memory is capped at 4 GiB."""
+    source = FIXTURES / f"{name}.tflite"
+    if not source.exists():
+        pytest.skip(f"{source.name} is not among the fixtures")
+    result = subprocess.run([sys.executable, "-c", _FUZZ, str(source), str(tmp_path), "7", "150"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    converted, refused = map(int, result.stdout.split())
+    assert converted + refused == 150 and refused > 0
+
+
+def test_dequantize_weights_are_built_packed_and_sized_first():
+    for channels in (1, 3, 7, 8, 17, 33):
+        ones, diagonal = lce_converter._dequantize_weights(channels)
+        assert ones.tobytes() == np.packbits(np.ones(channels * channels, np.uint8)).tobytes()
+        assert diagonal.tobytes() == np.packbits(np.eye(channels, dtype=np.uint8).ravel()).tobytes()
+    # A damaged file's channel count is refused before anything is allocated (was C x C bytes, then two
+    # C x C / 8 weights: 580 MB at C = 16000).
+    import tracemalloc
+
+    tracemalloc.start()
+    with pytest.raises(lce_converter._Refused, match="LceDequantize of 16000 channels"):
+        lce_converter._dequantize_weights(16000)
+    assert tracemalloc.get_traced_memory()[1] < 1 << 20
+    tracemalloc.stop()
+
+
 # ---- negative controls: the comparison catches a converter that gets LCE's conventions wrong -------------
 def test_a_converter_that_ignores_lce_bit_order_fails(tmp_path, monkeypatch):
     monkeypatch.setattr(lce_converter, "_unpack_lce_bits", lambda words, c: ~_real_unpack(words, c))

@@ -12,6 +12,8 @@ Needs the `openvino` package (pip install "xnorcl[openvino]"); with CI=true a mi
 """
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -349,6 +351,48 @@ def test_explicit_binary_convolution_after_fake_quantize_and_max_pool(tmp_path):
     for variant in ("local", "global"):
         got = xnorcl_outputs(path, runtime_for(variant), {"input": data})["output"]
         assert got.tobytes() == theirs.tobytes(), variant
+
+
+_FUZZ_IR = """
+import os, random, resource, shutil, sys
+resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))  # a size the file merely claims cannot be had
+import xnorcl
+xml, folder, seed, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rng = random.Random(seed)
+refused = converted = 0
+for i in range(count):
+    which = xml if i % 2 == 0 else xml[:-4] + ".bin"
+    data = bytearray(open(which, "rb").read())
+    for _ in range(rng.randint(1, 3)):
+        data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+    path = f"{folder}/m{i}.xml"
+    shutil.copy(xml, path)
+    shutil.copy(xml[:-4] + ".bin", path[:-4] + ".bin")
+    open(path if which == xml else path[:-4] + ".bin", "wb").write(data)
+    try:
+        xnorcl.convert(path, f"{folder}/m{i}.xnn")
+        converted += 1
+    except xnorcl.InvalidArgument as e:
+        assert str(e).startswith(path), str(e)
+        refused += 1
+print(converted, refused)
+"""
+
+
+def test_damaged_irs_are_refused_as_invalid_argument(tmp_path):
+    """Bit flips in an IR's .xml and .bin, as the C++ loaders are fuzzed: each damaged model converts or is
+    refused with InvalidArgument naming it (never another exception), in a process with capped memory."""
+    model, _ = explicit_binary_block(21, pool_first=False)
+    xml = tmp_path / "model.xml"
+    ov.save_model(model, str(xml), compress_to_fp16=False)
+    folder = tmp_path / "damaged"
+    folder.mkdir()
+    result = subprocess.run([sys.executable, "-c", _FUZZ_IR, str(xml), str(folder), "11", "120"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    converted, refused = map(int, result.stdout.split())
+    print(f"damaged IRs: {converted} converted, {refused} refused")
+    assert converted + refused == 120 and refused > 0
 
 
 @pytest.mark.parametrize("form, transpose_b", [("pm1", False), ("01", True)])

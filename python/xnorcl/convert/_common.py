@@ -113,7 +113,14 @@ def write_checked(graph: xnn.Graph, destination: str) -> None:
         os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as f:
             xnn.write(graph, f)
-        _xnorcl._check_graph_file(temporary)
+        try:
+            _xnorcl._check_graph_file(temporary)
+        except InvalidArgument as e:
+            # The temporary file's name means nothing to the caller.
+            message = str(e)
+            if message.startswith(temporary + ": "):
+                message = message[len(temporary) + 2:]
+            raise InvalidArgument(f"xnorcl refuses the converted graph, nothing was written: {message}") from None
         os.replace(temporary, destination)
     except BaseException:
         os.unlink(temporary)

@@ -510,3 +510,7 @@ def convert(source: str, destination: str) -> Dict[str, Any]:
         return convert_model(model, destination)
     except InvalidArgument as e:
         raise InvalidArgument(f"{source}: {e}") from None
+    except (RuntimeError, ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError) as e:
+        # A model OpenVINO read but whose values xnorcl's mapping or OpenVINO's constant folding cannot take
+        # (a shape that claims terabytes, a damaged attribute): refused, never a traceback.
+        raise InvalidArgument(f"{source}: cannot convert it ({type(e).__name__}: {e})") from None

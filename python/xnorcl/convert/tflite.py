@@ -27,6 +27,7 @@ before anything is written.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -78,6 +79,31 @@ def _same_pads(size: int, kernel: int, stride: int, dilation: int) -> Tuple[int,
     effective = (kernel - 1) * dilation + 1
     total = max((out - 1) * stride + effective - size, 0)
     return total // 2, total - total // 2
+
+
+# LceDequantize becomes two C x C binary 1x1 convolutions: 2 * C * C / 8 bytes of weights. A real model
+# dequantizes at most a few thousand channels; a damaged one may claim any count, so the weights are sized
+# before they are made.
+MAX_DEQUANTIZE_CHANNELS = 8192
+
+
+def _dequantize_weights(channels: int) -> Tuple[np.ndarray, np.ndarray]:
+    """The packed (MSB first) C x C filters of LceDequantize: all +1, and +1 on the diagonal only. Built
+    packed (C * C / 8 bytes each), never as C * C bytes."""
+    if not 1 <= channels <= MAX_DEQUANTIZE_CHANNELS:
+        raise _Refused(
+            f"LceDequantize of {channels} channels: xnorcl maps it to two {channels}x{channels} binary "
+            f"convolutions ({2 * channels * channels // 8} bytes of weights) and takes at most "
+            f"{MAX_DEQUANTIZE_CHANNELS} channels"
+        )
+    bits = channels * channels
+    ones = np.full((bits + 7) // 8, 0xFF, np.uint8)
+    if bits % 8:
+        ones[-1] = (0xFF << (8 - bits % 8)) & 0xFF
+    diagonal = np.zeros((bits + 7) // 8, np.uint8)
+    at = np.arange(channels, dtype=np.int64) * (channels + 1)
+    np.bitwise_or.at(diagonal, at // 8, (0x80 >> (at % 8)).astype(np.uint8))
+    return ones, diagonal
 
 
 def _unpack_lce_bits(words: np.ndarray, channels: int) -> np.ndarray:
@@ -720,12 +746,10 @@ class _Converter:
         dims = [channels, channels, 1, 1]
         geometry = {"strides": [1, 1], "dilations": [1, 1], "pads_begin": [0, 0], "pads_end": [0, 0],
                     "auto_pad": "explicit", "mode": "xnor-popcount", "pad_value": 1.0}
-        ones = np.ones((channels, channels), np.uint8)
+        ones, diagonal = _dequantize_weights(channels)
         total = self.fresh(base + "/sum")
         self.node(total, "BinaryConvolution",
-                  [source, self.graph.add_bits(self.fresh(base + "/all_plus"), dims, np.packbits(ones.ravel()))],
-                  total, geometry)
-        diagonal = np.packbits(np.eye(channels, dtype=np.uint8).ravel())
+                  [source, self.graph.add_bits(self.fresh(base + "/all_plus"), dims, ones)], total, geometry)
         first = ("BinaryConvolution", [source, self.graph.add_bits(self.fresh(base + "/diagonal"), dims, diagonal)],
                  geometry)
         half = self.f32(base + "/half", np.array([0.5]))
@@ -853,12 +877,25 @@ def convert(source: str, destination: str) -> Dict[str, Any]:
         model.SubgraphsLength()
     except Exception as e:  # the generated accessors raise whatever a truncated buffer gives
         raise InvalidArgument(f"{source}: not a TFLite flatbuffer: {e}") from None
-    conv = _Converter(model, data)
     try:
+        conv = _Converter(model, data)
         conv.run()
         refuse_all(conv.report.refused)
+        compose_affine_chains(conv.graph, conv.report)
     except InvalidArgument as e:
         raise InvalidArgument(f"{source}: {e}") from None
-    compose_affine_chains(conv.graph, conv.report)
-    write_checked(conv.graph, destination)
+    except _DAMAGE as e:
+        # The generated accessors read whatever offsets a damaged file holds.
+        raise InvalidArgument(f"{source}: not a valid TFLite model ({type(e).__name__}: {e})") from None
+    try:
+        write_checked(conv.graph, destination)
+    except InvalidArgument as e:
+        raise InvalidArgument(f"{source}: {e}") from None
     return conv.report.as_dict(conv.graph)
+
+
+# What reading a damaged flatbuffer raises (struct.error for offsets past the end, UnicodeDecodeError for
+# names, IndexError, KeyError and TypeError for tables of another shape, MemoryError for a count that claims
+# too much, ...): every one is a refusal of the file.
+_DAMAGE = (struct.error, ValueError, TypeError, AttributeError, KeyError, IndexError, ZeroDivisionError,
+           OverflowError, MemoryError, RecursionError)
