@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
   try {
     args = parse(argc, argv);
   } catch (const xnorcl_cli::UsageError& e) {
-    std::cerr << "xnorcl-classify: " << e.what() << "\n\n" << kUsage;
+    std::cerr << "xnorcl-classify: " << e.what() << "\nRun 'xnorcl-classify --help' for the options.\n";
     return 2;
   }
   const std::uint64_t seed = args.seed;

@@ -57,6 +57,25 @@ build() {
   echo "quickstart: built in $((SECONDS - start)) s"
 }
 
+# Runs a long, quiet command ("$@"), saying every 30 s that it is still at work, so that a terminal or a log
+# never looks stuck; exits with the command's status.
+with_heartbeat() {
+  local what=$1 start=$SECONDS pid status=0
+  shift
+  "$@" &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    for _ in $(seq 30); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 1
+    done
+    kill -0 "$pid" 2>/dev/null && echo "quickstart: $what still running ($((SECONDS - start)) s)"
+  done
+  wait "$pid" || status=$?
+  echo "quickstart: $what took $((SECONDS - start)) s"
+  return $status
+}
+
 # The Python package, installed by pip into a fresh virtual environment (build/venv), and its pytest suite.
 python_tests() {
   rm -rf build/venv
@@ -65,7 +84,9 @@ python_tests() {
   # The [openvino] extra brings OpenVINO's reader and CPU plugin for the IR converter's conformance tests
   # (about 50 MB from PyPI, half a minute); with CI=true those tests fail rather than skip without it.
   # [all] also brings the TFLite readers (tflite, flatbuffers) for the Larq converter.
-  CMAKE_ARGS="${XNORCL_CMAKE_ARGS:-}" build/venv/bin/pip install --quiet ".[test,all]"
+  echo "quickstart: installing the Python package into build/venv: pip compiles the C++ library for it" \
+    "(about 5 minutes on 2 cores) and fetches its test and converter dependencies"
+  CMAKE_ARGS="${XNORCL_CMAKE_ARGS:-}" with_heartbeat "pip install" build/venv/bin/pip install --quiet ".[test,all]"
   # Larq Compute Engine's interpreter reruns the Larq fixtures (tests/python/test_larq_convert.py): its own
   # environment, as LCE 0.16 wants CPython 3.10-3.12 and numpy < 2 (about 60 MB from PyPI, no TensorFlow).
   local lce_env=()

@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
     const std::string problem = argc > 2                 ? "one option at most"
                                 : arg.rfind('-', 0) == 0 ? "unknown option '" + arg + "'"
                                                          : "unexpected argument '" + arg + "'";
-    std::fprintf(stderr, "xnorcl-demo: %s\n\n%s", problem.c_str(), kUsage);
+    std::fprintf(stderr, "xnorcl-demo: %s\nRun 'xnorcl-demo --help' for the options.\n", problem.c_str());
     return 2;
   }
   try {

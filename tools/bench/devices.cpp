@@ -54,6 +54,7 @@ int run_peak(const Options& o) {
   xnorcl::Runtime rt = make_runtime(o);
   std::printf("xnorcl-bench peak: %s (%s)\n", rt.device_name().c_str(),
               rt.device_info().driver_version.c_str());
+  std::fputs("measuring ", stderr);
   const Peak peak = measure_peak(rt, o.quick, true);
   print_peak_table(peak);
   return 0;

@@ -271,7 +271,7 @@ int run_graph_network(const Options& o) {
       model.graph().nodes.size(), model.plan().steps.size(), fused_steps, side_steps);
 
   if (o.quiet_check) wait_for_quiet(rt);
-  std::fprintf(stderr, "measuring the peak rates\n");
+  std::fputs("measuring the peak rates ", stderr);
   info.peak = measure_peak(rt, o.quick, true);
 
   std::mt19937 rng(7);
@@ -298,7 +298,7 @@ int run_graph_network(const Options& o) {
   for (StepRow& r : rows) r.device = summarize(r.device_ms);
   const Stats wall_stats = summarize(wall), device_stats = summarize(device);
   // Other processes slow some repetitions and some peak measurements: measure the peaks again and judge.
-  std::fprintf(stderr, "measuring the peak rates again\n");
+  std::fputs("measuring the peak rates again ", stderr);
   const Peak after = measure_peak(rt, o.quick, true);
   info.noise = o.quick ? not_judged("a --quick run")
                        : judge_noise(rates_of(info.peak), rates_of(after),

@@ -56,6 +56,9 @@ judged. Exit status: 0 measured (targets met or missed), 1 a wrong result or an 
 3 noisy run.
 )";
 
+// A usage error says what is wrong in one line and where the rest is, not the whole help.
+const char* const kTryHelp = "Run 'xnorcl-bench --help' for the commands and options.\n";
+
 int parse_count(const std::string& name, const std::string& v, int minimum) {
   return static_cast<int>(xnorcl_cli::parse_int(name, v, minimum, 1000000));
 }
@@ -165,11 +168,13 @@ Options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace xnorcl_bench;
+  // Whole lines: when stdout and stderr go to one file, a progress line never lands inside a table line.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   Options o;
   try {
     o = parse(argc, argv);
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "xnorcl-bench: %s\n\n%s", e.what(), kUsage);
+    std::fprintf(stderr, "xnorcl-bench: %s\n%s", e.what(), kTryHelp);
     return 2;
   }
   if (o.command == "--help") {
@@ -188,7 +193,7 @@ int main(int argc, char** argv) {
     if (o.command == "startup") return run_startup(o, argv[0]);
     return run_first_output(o);
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "xnorcl-bench: %s\n\n%s", e.what(), kUsage);
+    std::fprintf(stderr, "xnorcl-bench: %s\n%s", e.what(), kTryHelp);
     return 2;
   } catch (const cl::Error& e) {
     std::fprintf(stderr, "xnorcl-bench: error: %s failed with %s\n", e.what(),

@@ -188,7 +188,7 @@ int run_network(const Options& o) {
   if (o.quick || o.reps < 20) std::printf("note: %d repetitions (fewer than 20): not a target run\n", o.reps);
 
   if (o.quiet_check) wait_for_quiet(rt);
-  std::fprintf(stderr, "measuring the peak rates\n");
+  std::fputs("measuring the peak rates ", stderr);
   info.peak = measure_peak(rt, o.quick, true);
 
   // The network and its input: batch images taken in turn from the builder's calibration pictures (0..255).
@@ -366,7 +366,7 @@ int run_network(const Options& o) {
     info.noise = not_judged("a --quick run (3 repetitions, short peak kernels) is a smoke run");
   } else {
     // Measured again: on a shared machine a single measurement may catch a busy moment (as `layers`).
-    std::fprintf(stderr, "measuring the peak rates again\n");
+    std::fputs("measuring the peak rates again ", stderr);
     const Peak after = measure_peak(rt, o.quick, true);
     std::vector<TimedSeries> series;
     if (run.binary.status == "ok") {

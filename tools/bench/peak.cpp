@@ -149,10 +149,8 @@ class PeakRunner {
     for (int r = 0; r < kRepetitions; ++r) best = std::min(best, launch(kernel, iterations));
     e.best_ms = best;
     e.ops_per_s = launch_ops(t, shape, work_items_, iterations) / (best * 1e-3);
-    if (progress_) {
-      std::fprintf(stderr, "  peak %-8s %-9s %10.2f G%s/s\n", t.name, shape.name, e.ops_per_s * 1e-9,
-                   t.is_float ? "flop" : "binop");
-    }
+    // Progress as dots (the figures are printed once, in the peak table on stdout).
+    if (progress_) std::fputc('.', stderr);
     return e;
   }
 
@@ -228,6 +226,7 @@ Peak measure_peak(const xnorcl::Runtime& runtime, bool quick, bool progress) {
       peak.xor_popcount.push_back(runner.measure(wide ? p64 : p32, t));
     }
     for (const WordType& t : kFmaTypes) peak.fma.push_back(runner.measure(p32, t));
+    if (progress) std::fputc('\n', stderr);  // ends the line of dots
     set_maxima(peak);
     return peak;
   } catch (const cl::Error& e) {

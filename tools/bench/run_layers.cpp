@@ -414,7 +414,7 @@ int run_layers(const Options& o) {
   if (o.quick || o.reps < 20) std::printf("note: %d repetitions (fewer than 20): not a target run\n", o.reps);
 
   if (o.quiet_check) wait_for_quiet(rt);
-  std::fprintf(stderr, "measuring the peak rates\n");
+  std::fputs("measuring the peak rates ", stderr);
   run.peak = measure_peak(rt, o.quick, true);
 
   int index = 0;
@@ -426,7 +426,7 @@ int run_layers(const Options& o) {
   } else {
     // Measured again once the layers are done: on a shared machine one measurement may catch a busy moment.
     // Both measurements also tell whether the machine stayed quiet enough to judge the targets.
-    std::fprintf(stderr, "measuring the peak rates again\n");
+    std::fputs("measuring the peak rates again ", stderr);
     const Peak after = measure_peak(rt, o.quick, true);
     run.noise = judge_noise(rates_of(run.peak), rates_of(after), timed_series(run.layers));
     run.peak = best_of(run.peak, after);

@@ -13,6 +13,11 @@ foreach(tool BENCH CLASSIFY DEMO)
   expect(0 "^${name} [0-9]+\\.[0-9]+\\.[0-9]+ \\(library [0-9]+\\.[0-9]+\\.[0-9]+\\)\n$" "${${tool}}" --version)
   expect(0 "usage: ${name}" "${${tool}}" --help)
   expect(2 "unknown option '--bogus'" "${${tool}}" --bogus)
+  # A usage error is the one line that matters and where the help is, not the whole help.
+  execute_process(COMMAND "${${tool}}" --bogus RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT "${out}${err}" MATCHES "^${name}: unknown option '--bogus'[^\n]*\nRun '${name} --help' for the [a-z ]+\\.\n$")
+    message(FATAL_ERROR "${name} --bogus: a usage error should be two lines, it printed:\n${out}${err}")
+  endif()
 endforeach()
 
 expect(2 "--reps needs an integer from 1 to 1000000, not 'abc'" "${BENCH}" layers --reps abc)
