@@ -20,3 +20,8 @@ if(TARGET xnorcl-bench AND NOT CMAKE_CROSSCOMPILING)
             -P "${PROJECT_SOURCE_DIR}/tools/cli/cli_smoke_test.cmake")
   set_tests_properties(cli_strict PROPERTIES LABELS host TIMEOUT 60)
 endif()
+
+# The source folders depend one way (core <- runtime <- ops <- graph): no include points up.
+add_test(NAME layering COMMAND "${CMAKE_COMMAND}" -DSRC=${PROJECT_SOURCE_DIR}/src
+  -P "${PROJECT_SOURCE_DIR}/tools/check_layering.cmake")
+set_tests_properties(layering PROPERTIES LABELS host)

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "ops/layer_common.hpp"
+#include "core/float_bits.hpp"
 #include "xnorcl/error.hpp"
 
 namespace xnorcl {

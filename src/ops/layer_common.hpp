@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/float_bits.hpp"
 #include "runtime/cl_call.hpp"
 #include "runtime/enqueue_checks.hpp"
 #include "runtime/launch.hpp"
@@ -19,20 +20,6 @@
 #include "xnorcl/shape.hpp"
 
 namespace xnorcl::detail {
-
-// Order key of a float (as the kernels compute it): unsigned order of keys is IEEE order, -0 == +0.
-inline std::uint32_t float_order_key(float value) noexcept {
-  std::uint32_t u;
-  std::memcpy(&u, &value, sizeof u);
-  if ((u & 0x7fffffffu) == 0) u = 0;
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
-inline bool float_is_nan(float value) noexcept {
-  std::uint32_t u;
-  std::memcpy(&u, &value, sizeof u);
-  return (u & 0x7fffffffu) > 0x7f800000u;
-}
 
 inline std::int64_t ceil_to(std::int64_t value, std::int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -60,8 +47,6 @@ inline void check_layer_shape(const Shape& s, const std::string& what) {
   }
 }
 
-// A ThresholdMode the kernels know (an enum may hold any value of its type).
-void check_threshold_mode(ThresholdMode mode, const char* what, std::size_t channel);
 
 inline std::int64_t element_count(const Shape& s) {
   return s[0] * s[1] * s[2] * s[3];
