@@ -30,6 +30,7 @@
 
 #include "xnorcl/binary_convolution.hpp"
 #include "xnorcl/filter.hpp"
+#include "xnorcl/graph.hpp"
 #include "xnorcl/layers.hpp"
 #include "xnorcl/packed.hpp"
 #include "xnorcl/runtime.hpp"
@@ -120,6 +121,14 @@ std::string serialize_network(const NetworkSpec& spec);
 NetworkSpec parse_network(const std::string& bytes);
 void save_network(const NetworkSpec& spec, const std::string& path);
 NetworkSpec load_network(const std::string& path);
+
+// The chain as a graph that computes the same bits (xnorcl/graph.hpp; input "input", output "output"), run by
+// Model like any graph: Convolution -> BinaryConvolution (input thresholds as a FakeQuantize before it),
+// Threshold -> FakeQuantize, ScaleBias -> Multiply + Add, MaxPool -> MaxPool, FullyConnected ->
+// BinaryFullyConnected (a float output reshaped to [N, O, 1, 1]). load_graph reads version-1 files this way.
+// Floats agree bit for bit except where a ScaleBias that follows no Convolution is rounded twice (Multiply,
+// then Add) instead of once (one fma). InvalidArgument naming the layer for a chain a Network would refuse.
+Graph network_graph(const NetworkSpec& spec);
 
 // The paper's vehicle classifier (sections 2-3): input [batch, 3, 96, 96] thresholded per channel (RGB
 // thresholding) inside conv1; conv 32@5x5 pad 2 -> threshold -> max-pool 2x2 -> conv 32@5x5 pad 2 ->

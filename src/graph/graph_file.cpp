@@ -13,6 +13,7 @@
 #include "xnorcl/error.hpp"
 #include "xnorcl/graph.hpp"
 #include "xnorcl/graph_file.hpp"
+#include "xnorcl/network.hpp"
 
 namespace xnorcl {
 
@@ -200,9 +201,8 @@ Graph parse_graph(const std::string& bytes) {
   if (std::memcmp(magic, kMagic, 8) != 0)
     r.fail_at(0, "not an xnorcl network file (the magic is not XNORNET1)");
   const std::uint32_t version = r.get<std::uint32_t>("the version");
-  if (version != kVersion)
-    r.fail_at(8, "version " + std::to_string(version) +
-                     (version == 1 ? " holds a layer chain: load it with load_network" : " is not 2"));
+  if (version == 1) return network_graph(parse_network(bytes));  // a layer chain, as the graph it computes
+  if (version != kVersion) r.fail_at(8, "version " + std::to_string(version) + " is not 1 or 2");
   Graph g;
   g.inputs.resize(r.count("the input count", 8));
   for (GraphInput& in : g.inputs) {

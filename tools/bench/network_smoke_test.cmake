@@ -13,3 +13,17 @@ if(PYTHON)
     message(FATAL_ERROR "the network JSON does not parse or misses fields")
   endif()
 endif()
+
+# A version-1 file (the chain xnorcl-classify writes) runs as a graph too: `network --model FILE`.
+if(CLASSIFY)
+  set(chain "${JSON}.v1.xnn")
+  execute_process(COMMAND "${CLASSIFY}" --write-random-weights "${chain}" RESULT_VARIABLE rc OUTPUT_QUIET)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "xnorcl-classify --write-random-weights exited with ${rc}")
+  endif()
+  execute_process(COMMAND "${BENCH}" network --model "${chain}" --quick RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "check, step by step [^\n]*: 7 tensors, 0 bits differ")
+    message(FATAL_ERROR "xnorcl-bench network --model <version-1 file> exited with ${rc}:\n${out}${err}")
+  endif()
+endif()
