@@ -85,18 +85,26 @@ class ChainBuilder {
   }
 
  private:
-  // Each layer's input shape and type, from the chain's own validation (network_output of each prefix).
+  // Each layer's input: its channels and whether it is packed (the chain was validated as a whole before;
+  // one pass, so a file of many layers costs time in proportion).
   std::vector<Activation> layer_shapes() const {
     std::vector<Activation> in(spec_.layers.size());
-    NetworkSpec prefix{spec_.input, {}};
     Activation a;
     a.shape = spec_.input;
     for (std::size_t i = 0; i < spec_.layers.size(); ++i) {
       in[i] = a;
-      prefix.layers.push_back(spec_.layers[i]);
-      const NetworkOutput out = network_output(prefix);
-      a.shape = out.shape;
-      a.packed = out.packed;
+      const Layer& layer = spec_.layers[i];
+      if (const auto* c = std::get_if<ConvolutionLayer>(&layer)) {
+        a.shape[1] = c->filter.shape()[0];
+        a.packed = false;
+      } else if (const auto* fc = std::get_if<FullyConnectedLayer>(&layer)) {
+        a.shape[1] = fc->weights.shape()[0];
+        a.packed = false;
+      } else if (std::holds_alternative<ThresholdLayer>(layer)) {
+        a.packed = true;
+      } else if (std::holds_alternative<ScaleBiasLayer>(layer)) {
+        a.packed = false;
+      }
     }
     return in;
   }
