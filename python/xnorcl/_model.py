@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Models loaded from .xnn files: the one place that knows what a model runs on underneath.
 
-An .xnn file holds a graph (version 2: named inputs and outputs, any ops; run by xnorcl's graph executor)
-or a chain of binary layers (version 1: one float32 NCHW input named "input", one output named "output").
-Either runs whole on the device, with no host round-trip between nodes.
+An .xnn file holds a graph (version 2: named inputs and outputs, any ops) or a chain of binary layers (version 1:
+one float32 NCHW input named "input", one output named "output"). Both run through xnorcl's one graph
+executor (a layer chain loads as the graph that computes it, bit for bit), whole on the device, with no host
+round-trip between nodes.
 """
 
 from __future__ import annotations
@@ -14,10 +15,7 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-from ._xnorcl import InvalidArgument, Runtime, _Graph, _Network, network_file_version
-
-INPUT_NAME = "input"
-OUTPUT_NAME = "output"
+from ._xnorcl import InvalidArgument, Runtime, _Graph, network_file_version
 
 
 class Model:
@@ -26,12 +24,8 @@ class Model:
     def __init__(self, path: Union[str, "os.PathLike[str]"], runtime: Optional[Runtime] = None) -> None:
         path = _checked_path(path)
         self._runtime = runtime if runtime is not None else Runtime()
-        self._graph: Optional[_Graph] = None
-        self._network: Optional[_Network] = None
-        if network_file_version(path) == 1:
-            self._network = _Network(path, self._runtime)
-        else:
-            self._graph = _Graph(path, self._runtime)
+        network_file_version(path)  # a file that is no .xnn is refused naming the offset
+        self._graph = _Graph(path, self._runtime)
 
     @property
     def runtime(self) -> Runtime:
@@ -40,23 +34,15 @@ class Model:
     @property
     def inputs(self) -> List[Tuple[str, Tuple[int, ...]]]:
         """(name, shape) of every input: float32 NCHW."""
-        if self._graph is not None:
-            return [(name, tuple(dims)) for name, dims in self._graph.inputs]
-        return [(INPUT_NAME, tuple(self._network.input_shape))]
+        return [(name, tuple(dims)) for name, dims in self._graph.inputs]
 
     @property
     def outputs(self) -> List[Tuple[str, Tuple[int, ...]]]:
         """(name, shape) of every output: float32 NCHW, or for packed bits the uint32 words' shape."""
-        if self._graph is not None:
-            return [
-                (name, tuple(dims) if kind == "f32" else _packed_words_shape(dims))
-                for name, dims, kind in self._graph.outputs
-            ]
-        return [(OUTPUT_NAME, tuple(self._output_array_shape()))]
-
-    def _output_array_shape(self) -> List[int]:
-        n, c, h, w = self._network.output_shape
-        return [n, h, w, (c + 31) // 32] if self._network.output_packed else [n, c, h, w]
+        return [
+            (name, tuple(dims) if kind == "f32" else _packed_words_shape(dims))
+            for name, dims, kind in self._graph.outputs
+        ]
 
     def run(
         self, x: Union[np.ndarray, Mapping[str, np.ndarray]]
@@ -66,57 +52,38 @@ class Model:
         run(x) takes the first input as a float32 NCHW array and returns the first output; run({"input": x})
         takes a dict of every input by name and returns a dict of every output by name.
         """
-        if self._graph is not None:
-            if isinstance(x, Mapping):
-                return self._graph.run(_named(x))
-            first_in, first_out = self.inputs[0][0], self.outputs[0][0]
-            return self._graph.run({first_in: x})[first_out]
         if isinstance(x, Mapping):
-            names = sorted(_named(x).keys())
-            if names != [INPUT_NAME]:
-                raise InvalidArgument(
-                    f"inputs: expected the names ['{INPUT_NAME}'], got {names}"
-                )
-            return {OUTPUT_NAME: self._network.run(x[INPUT_NAME])}
-        return self._network.run(x)
+            return self._graph.run(_named(x))
+        return self._graph.run({self.inputs[0][0]: x})[self.outputs[0][0]]
 
-    def reference(self, x: np.ndarray) -> np.ndarray:
+    def reference(
+        self, x: Union[np.ndarray, Mapping[str, np.ndarray]]
+    ) -> Union[np.ndarray, Dict[str, np.ndarray]]:
         """The host reference of run(x): bitwise what every device computes for binary tensors; float
-        tensors of graphs within 1e-5 relative (the reference computes them in double)."""
-        if self._graph is not None:
-            if isinstance(x, Mapping):
-                return self._graph.reference(_named(x))
-            return self._graph.reference({self.inputs[0][0]: x})[self.outputs[0][0]]
-        return self._network.reference(x)
+        tensors within 1e-5 relative (the reference computes them in double)."""
+        if isinstance(x, Mapping):
+            return self._graph.reference(_named(x))
+        return self._graph.reference({self.inputs[0][0]: x})[self.outputs[0][0]]
 
     def plan(self) -> dict:
-        """What runs where: the device, the variant and the nodes in order (for graphs also each step's
-        kernels, the nodes fused into it, and the device bytes of activations and weights)."""
-        if self._graph is not None:
-            p = self._graph.plan()
-            return {
-                "device": self._runtime.device_name,
-                "variant": p["variant"],
-                "nodes": [step["step"] for step in p["steps"]],
-                "steps": p["steps"],
-                "activation_bytes": p["activation_bytes"],
-                "weight_bytes": p["weight_bytes"],
-                "inputs": self.inputs,
-                "outputs": self.outputs,
-            }
-        names = self._network.layers
+        """What runs where: the device, the variant, the steps in order (each step's kernels and the nodes fused
+        into it), and the device bytes of activations and weights."""
+        p = self._graph.plan()
         return {
             "device": self._runtime.device_name,
-            "variant": self._runtime.variant,
-            "nodes": [f"{i}:{name}" for i, name in enumerate(names)],
+            "variant": p["variant"],
+            "nodes": [step["step"] for step in p["steps"]],
+            "steps": p["steps"],
+            "activation_bytes": p["activation_bytes"],
+            "weight_bytes": p["weight_bytes"],
             "inputs": self.inputs,
             "outputs": self.outputs,
         }
 
     def last_node_times(self) -> Dict[str, float]:
-        """Device milliseconds per node of the last run, in order: for graphs per step, named by its nodes
-        ("conv1+bn1+sign2" where nodes are fused into one launch); for layer chains "<index>:<op>". Empty
-        when the queue has no profiling."""
+        """Device milliseconds per step of the last run, in order, named by its nodes ("conv1+bn1+sign2" where
+        nodes are fused into one launch; a version-1 chain's nodes are "<index>:<layer>"). Empty when the queue
+        has no profiling."""
         times: Dict[str, float] = {}
         for stage, ms in self.last_stage_times():
             node = stage.split(" ", 1)[0]
@@ -125,8 +92,7 @@ class Model:
 
     def last_stage_times(self) -> List[Tuple[str, float]]:
         """(launch, milliseconds) of every kernel launch of the last run."""
-        backend = self._graph if self._graph is not None else self._network
-        return backend.last_stage_times()
+        return self._graph.last_stage_times()
 
     def __repr__(self) -> str:
         return f"xnorcl.Model(inputs={self.inputs}, outputs={self.outputs})"
