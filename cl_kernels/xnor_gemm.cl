@@ -498,7 +498,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
 // also_packed (BinaryConvolution::Options::also_packed; modes 0, 1 and 3): each stored value's bit under the
 //   rule of its channel (keys, modes as in mode 2) goes to words as well, in mode 2's layout: through the
 //   __local flags where FUSED_PACKS, else by atomic_or of each work-item's bits of a column into their word
-//   (the host zeroes the words first; OR is order-free, so the words are the same on every run).
+//   (the host writes the words as zeros first; OR is order-free, so the words are the same on every run).
 // Output buffers: y is written in modes 0/1/3 only, words in mode 2 and with also_packed only (the host passes
 // a buffer that is never written for the other); shortcut is read in mode 3 only.
 
@@ -674,18 +674,6 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     }
   }
 #endif
-}
-
-// ---- zero_words: the words xnor_gemm_fused ORs also_packed bits into start from 0 ------------------------
-// (A kernel rather than clEnqueueFillBuffer: Oclgrind 21.10 leaves filled memory marked uninitialized. An int
-// count, at most 2^31 - 1 words (the host refuses more): with a ulong count and index PoCL 3.1's kernel
-// compiler did not finish.)
-// NDRange: 1-D, global `count` rounded up to WG*WG, local WG*WG.
-__kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void zero_words(__global uint* restrict words,
-                                                                             const int count) {
-  const int gid = (int)get_global_id(0);
-  if (gid >= count) return;
-  words[gid] = 0u;
 }
 
 // ---- xnor_gemm_bits: packed output without local memory or barriers (the Global variant's) -------------

@@ -145,7 +145,7 @@ class BinaryConvolution {
     // [N][OH][OW][ceil(C_OUT/32)]): a layer whose float output feeds both a residual shortcut and a
     // binarization needs no thresholding pass. Empty (the default): none. C_OUT rules, values not NaN. Only
     // the enqueue() that takes a `bits` buffer runs such a layer. The Local variant assembles the words in
-    // __local memory where its tile covers whole words; elsewhere the words are zeroed (kernel zero_words)
+    // __local memory where its tile covers whole words; elsewhere the words are written as zeros first
     // and each work-item ORs its bits into them with atomic_or, so the result is the same.
     std::vector<Threshold> also_packed{};
     bool clamped() const {

@@ -146,7 +146,7 @@ void check_case(Runtime& rt, Variant variant, const ConvCase& c, int form, Seen&
   (in_local ? seen.local_words : seen.atomic_words) += 1;
   const Outputs got = run_also_packed(rt, conv, c, form == 3 ? &shortcut : nullptr);
   REQUIRE(has_stage(conv.last_stage_times(), "xnor_gemm_fused"));
-  REQUIRE(has_stage(conv.last_stage_times(), "zero_words") == !in_local);
+  REQUIRE(has_stage(conv.last_stage_times(), "zero_bits") == !in_local);
   const std::string y_difference = bitwise_difference(got.y, want, g.output);
   INFO("float output: " << y_difference);
   REQUIRE(y_difference.empty());

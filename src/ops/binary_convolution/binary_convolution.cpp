@@ -96,6 +96,7 @@ struct BinaryConvolution::Impl {
   cl::Buffer run_input, run_output;  // run()'s staging buffers, created on first use
 
   std::vector<std::pair<std::string, cl::Event>> last_events;
+  std::vector<cl_uint> zeros;  // the host side of the zeros also_packed's atomic path starts from
 
   // Batches per upload/download of run()'s staging buffers (they fit the allocation limit and the test
   // budget).
@@ -496,8 +497,20 @@ cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer* 
   std::vector<cl::Event> after_fill;
   if (!m.gemm.packs_in_fused()) {
     // The work-items OR their bits into the words (atomic_or): they start from zero.
-    cl::Event zeroed = m.gemm.enqueue_zero(m.runtime.state()->queue, bits, need_bits / 4, wait);
-    m.last_events.emplace_back(detail::XnorGemmLauncher::zero_kernel_name(), zeroed);
+    // Zeros written from the host rather than clEnqueueFillBuffer (Oclgrind 21.10 leaves filled memory marked
+    // uninitialized) or a kernel of their own (a zeroing kernel in the GEMM program made LeakSanitizer's
+    // tracer crash at every exit of a PoCL process under ASan). Only layers whose tiles do not cover whole
+    // words come here: CPUs and Mali-like GPUs, where the copy stays in the same memory.
+    m.zeros.resize(static_cast<std::size_t>(need_bits / 4));
+    cl::Event zeroed = cl_call(
+        [&] {
+          cl::Event e;
+          m.runtime.state()->queue.enqueueWriteBuffer(bits, CL_FALSE, 0, static_cast<std::size_t>(need_bits),
+                                                      m.zeros.data(), wait, &e);
+          return e;
+        },
+        "writing the zeros the packed output starts from");
+    m.last_events.emplace_back("zero_bits", zeroed);
     after_fill.push_back(zeroed);
     wait = &after_fill;
   }

@@ -132,24 +132,6 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
       "enqueueing xnor_gemm_fused");
 }
 
-cl::Event XnorGemmLauncher::enqueue_zero(const cl::CommandQueue& queue, const cl::Buffer& buffer,
-                                         std::uint64_t words, const std::vector<cl::Event>* wait) {
-  if (!zero_()) zero_ = make_kernel(program_, zero_kernel_name(), device_, config_.work_group_size());
-  const std::uint64_t group = config_.work_group_size();
-  const std::uint64_t global = std::max<std::uint64_t>((words + group - 1) / group * group, group);
-  return cl_call(
-      [&] {
-        zero_.setArg(0, buffer);
-        zero_.setArg(1, static_cast<cl_int>(words));
-        cl::Event ev;
-        const auto gate = launch_gate();
-        queue.enqueueNDRangeKernel(zero_, cl::NullRange, cl::NDRange(static_cast<std::size_t>(global)),
-                                   cl::NDRange(static_cast<std::size_t>(group)), wait, &ev);
-        return ev;
-      },
-      "enqueueing zero_words");
-}
-
 std::pair<int, int> FusedPool::rows_of(const LayerDims& d, const Chunk& c) const {
   // Pooled row py's window covers output rows [py*stride_y - pad_top, + KH).
   const std::int64_t s = stride_y, end = std::int64_t(c.oy0) + c.rows;

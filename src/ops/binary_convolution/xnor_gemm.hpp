@@ -91,14 +91,9 @@ class XnorGemmLauncher {
                            const Chunk& c, const PadFold& fold, const cl::Buffer& sat,
                            const Epilogue& epilogue, const FusedPool& pool,
                            const std::vector<cl::Event>* wait);
-  // zero_words (created on first use): sets `words` 32-bit words of `buffer` to 0, before xnor_gemm_fused
-  // ORs also_packed bits into them with atomics.
-  static const char* zero_kernel_name() { return "zero_words"; }
-  cl::Event enqueue_zero(const cl::CommandQueue& queue, const cl::Buffer& buffer, std::uint64_t words,
-                         const std::vector<cl::Event>* wait);
 
  private:
-  cl::Kernel kernel_, fused_, packed_, zero_;
+  cl::Kernel kernel_, fused_, packed_;
   cl::Program program_;
   cl::Device device_;
   GemmConfig config_;
