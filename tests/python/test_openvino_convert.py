@@ -14,6 +14,7 @@ Needs the `openvino` package (pip install "xnorcl[openvino]"); with CI=true a mi
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -690,3 +691,15 @@ def test_fake_quantize_band_midpoints_follow_the_reference_where_the_cpu_plugin_
     # The figures docs/openvino.md quotes, kept with the test's result (pytest --junitxml), not printed among
     # the dots.
     record_property("cpu_plugin_differs_by_floats_from_the_midpoint", differs)
+
+
+def test_the_docs_ir_snippet_compiles_in_openvino_and_converts(tmp_path, monkeypatch):
+    text = (Path(__file__).parents[2] / "docs" / "openvino.md").read_text()
+    snippet = text.split("Build an IR from Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(snippet, "docs/openvino.md", "exec"), {})
+    compiled = CORE.compile_model(CORE.read_model("block.xml"), "CPU")  # a scalar weight range crashed here
+    theirs = np.array(compiled({"input": np.ones((1, 64, 56, 56), np.float32)})[compiled.outputs[0]])
+    assert theirs.shape == (1, 64, 56, 56)
+    report = xnorcl.convert("block.xml", "block.xnn")
+    assert report["mapped"]["Convolution -> BinaryConvolution"] == 1 and report["refused"] == []
