@@ -703,3 +703,22 @@ def test_the_docs_ir_snippet_compiles_in_openvino_and_converts(tmp_path, monkeyp
     assert theirs.shape == (1, 64, 56, 56)
     report = xnorcl.convert("block.xml", "block.xnn")
     assert report["mapped"]["Convolution -> BinaryConvolution"] == 1 and report["refused"] == []
+
+
+def test_irs_with_huge_names_or_shapes_are_refused_not_tracebacks(tmp_path):
+    # A 5000-byte tensor name (the .xnn format holds names of at most 4096 bytes) and an input that claims
+    # 40 billion values (OpenVINO's constant folding runs out of memory): each an InvalidArgument naming the
+    # file, as every other refusal.
+    x = ops.parameter([1, 4, 8, 8], np.float32, name="i" * 5000)
+    y = named(ops.relu(x), "out")
+    cases = [(ov.Model([y], [x]), "at most 4096")]
+    x = ops.parameter([1, 4, 100000, 100000], np.float32, name="input")
+    y = named(ops.add(x, ops.constant(np.ones((1, 4, 1, 1), np.float32))), "out")
+    cases.append((ov.Model([y], [x]), "cannot convert it"))
+    for i, (model, message) in enumerate(cases):
+        xml = tmp_path / f"m{i}.xml"
+        ov.save_model(model, str(xml))
+        with pytest.raises(xnorcl.InvalidArgument, match=message) as error:
+            xnorcl.convert(str(xml), str(tmp_path / f"m{i}.xnn"))
+        assert str(error.value).startswith(str(xml))
+        assert not (tmp_path / f"m{i}.xnn").exists()
