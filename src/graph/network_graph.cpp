@@ -125,11 +125,14 @@ class ChainBuilder {
     return name;
   }
 
-  // A FakeQuantize of the current tensor with one rule per channel (`rules` empty: Greater 0).
+  // A FakeQuantize of the current tensor with one rule per channel, or (`rules` empty) Greater 0 for every
+  // channel as one-value constants: nothing is sized by a channel count the file merely claims.
   void fake_quantize(const std::string& name, std::vector<Threshold> rules, std::int64_t channels,
                      std::size_t rank) {
-    if (rules.empty())
-      rules.assign(static_cast<std::size_t>(channels), Threshold{0.0f, ThresholdMode::Greater});
+    if (rules.empty()) {
+      rules.assign(1, Threshold{0.0f, ThresholdMode::Greater});
+      channels = 1;
+    }
     std::vector<float> at, low, high;
     for (const Threshold& r : rules) {
       const FakeQuantizeRule q = fake_quantize_rule(r);
