@@ -408,3 +408,10 @@ def test_a_grouped_convolution_without_its_cancelling_half_fails(tmp_path, monke
     xnorcl.convert(str(FIXTURES / f"{name}.tflite"), str(tmp_path / "wrong.xnn"))
     inputs, want = lce_truth(name)
     assert relative_error(run_converted(tmp_path / "wrong.xnn", runtime_for("global"), inputs), want) > 1e-2
+
+
+def test_node_names_are_the_layers_a_user_recognizes():
+    assert lce_converter._readable("sequential/quant_conv2d_3/Conv2D;sequential/batch_normalization_2/x") == \
+        "quant_conv2d_3/Conv2D"
+    assert lce_converter._readable("quant_conv2d/Conv2D") == "quant_conv2d/Conv2D"
+    assert lce_converter._readable("input_1") == "input_1"

@@ -106,6 +106,16 @@ def _dequantize_weights(channels: int) -> Tuple[np.ndarray, np.ndarray]:
     return ones, diagonal
 
 
+def _readable(name: str) -> str:
+    """A node name a user recognizes from a TFLite tensor name: its first alias (TFLite joins the names of
+    fused ops with ';') without the model's outer scope, "sequential/quant_conv2d_3/Conv2D;..." ->
+    "quant_conv2d_3/Conv2D". Tensor names, the model's inputs and outputs among them, stay as they are."""
+    parts = [p for p in name.split(";", 1)[0].split("/") if p]
+    if len(parts) > 2:
+        parts = parts[1:]
+    return "/".join(parts) or name
+
+
 def _unpack_lce_bits(words: np.ndarray, channels: int) -> np.ndarray:
     """LCE's bit-packed int32 words [..., ceil(C/32)] -> bool [..., C], True where the value is -1."""
     as_bytes = np.ascontiguousarray(words.astype("<i4")).view(np.uint8)
@@ -286,7 +296,7 @@ class _Converter:
 
     def node(self, name: str, op: str, inputs: List[str], output: str, attrs: Optional[Dict[str, Any]] = None
              ) -> str:
-        node_name = unique_name(name, self.node_names)
+        node_name = unique_name(_readable(name), self.node_names)
         self.graph.nodes.append(xnn.Node(node_name, op, inputs, [output], dict(attrs or {})))
         return output
 
