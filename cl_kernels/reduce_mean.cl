@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // reduce_mean_f32 (src/ops/reduce_mean.cpp): out[row] = mean of in[row * count + k], k < count.
 // Work-item lid of row `row` adds the values k = lid, lid + WG_SIZE, ... (consecutive work-items read
-// consecutive values) with a compensated (Kahan) float sum; the WG_SIZE partial sums are then added in a
-// fixed tree in local memory, so the result does not depend on scheduling.
+// consecutive values) with a compensated (Kahan) float sum (a sum past FLT_MAX stays +-inf: its carry, which
+// would make it NaN, is not taken); the WG_SIZE partial sums are then added in a fixed tree in local memory,
+// so the result does not depend on scheduling.
 //
 // reduce_mean_rows: the same mean for short rows (count below WG_SIZE, where most of a work-group per row
 // would idle): one work-item per row, a compensated sum in order.
@@ -24,7 +25,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void reduce_mean_f
   for (int k = lid; k < count; k += WG_SIZE) {
     const float y = x[k] - carry;
     const float t = sum + y;
-    carry = (t - sum) - y;
+    carry = isinf(t) ? 0.0f : (t - sum) - y;  // past FLT_MAX: inf, not inf - inf = NaN
     sum = t;
   }
   partial[lid] = sum;
@@ -45,7 +46,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void reduce_mean_r
   for (int k = 0; k < count; ++k) {
     const float y = x[k] - carry;
     const float t = sum + y;
-    carry = (t - sum) - y;
+    carry = isinf(t) ? 0.0f : (t - sum) - y;  // past FLT_MAX: inf, not inf - inf = NaN
     sum = t;
   }
   out[row] = sum / (float)count;

@@ -186,6 +186,43 @@ void reduce_softmax_case(Variant variant) {
     CHECK(plans.find(kernel) != std::string::npos);
 }
 
+// The float range (docs/graph.md, Precision): where every intermediate sum stays below FLT_MAX the mean is
+// the reference's; past it the device's sum is +-inf, never NaN (the compensated sum's carry of an infinite
+// sum would be inf - inf). Short rows (a work-item each) and long rows (a work-group each).
+void reduce_mean_range_case(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  for (std::int64_t count : {4, 300}) {
+    INFO(count << " values per row");
+    Graph g;
+    g.inputs = {{"x", {3, count}}};
+    g.constants["last"] = Constant::f32({1}, {-1});
+    g.outputs = {add_node(g, "mean", "ReduceMean", {"x", "last"})};
+    Tensor x;
+    x.dims = {3, count};
+    const float inside = 3.0e38f / static_cast<float>(count);  // the row sums to 3e38 < FLT_MAX
+    for (std::int64_t i = 0; i < count; ++i) x.values.push_back(inside);
+    for (std::int64_t i = 0; i < count; ++i) x.values.push_back(-inside);
+    for (std::int64_t i = 0; i < count; ++i) x.values.push_back(3.0e38f);  // sums past FLT_MAX
+    Model model(rt, g);
+    const Tensor got = model.run({{"x", x}}).at("mean:0");
+    const Tensor want = reference_graph(g, {{"x", x}}).at("mean:0");
+    REQUIRE(got.values.size() == 3);
+    CHECK(compare_tensors(Tensor{{2}, ElementType::Float32, {got.values[0], got.values[1]}, {}},
+                          Tensor{{2}, ElementType::Float32, {want.values[0], want.values[1]}, {}}, false,
+                          1e-5) == "");
+    CHECK(want.values[2] == 3.0e38f);  // the reference, in double, stays finite
+    CHECK(std::isinf(got.values[2]));  // the device overflows, as documented, and gives no NaN
+    CHECK(got.values[2] > 0);
+  }
+}
+
+TEST_CASE("graph float ops: ReduceMean's float range (local)", "[local]") {
+  reduce_mean_range_case(Variant::Local);
+}
+TEST_CASE("graph float ops: ReduceMean's float range (global)", "[global]") {
+  reduce_mean_range_case(Variant::Global);
+}
+
 TEST_CASE("graph float ops: ReduceMean and Softmax (local)", "[local]") {
   reduce_softmax_case(Variant::Local);
 }
