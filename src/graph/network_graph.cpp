@@ -27,20 +27,6 @@ Ints pair_of(const std::array<int, 2>& a) {
   return {a[0], a[1]};
 }
 
-const char* auto_pad_name(AutoPad p) {
-  switch (p) {
-    case AutoPad::SameUpper:
-      return "same_upper";
-    case AutoPad::SameLower:
-      return "same_lower";
-    case AutoPad::Valid:
-      return "valid";
-    case AutoPad::Explicit:
-      break;
-  }
-  return "explicit";
-}
-
 // FakeQuantize (levels 2) constants whose bit is the rule's: with input_low = input_high = t the value is
 // output_low for x <= t and output_high above, and the bit is value > 0; NaN gives 0 as every rule does.
 struct FakeQuantizeRule {
@@ -166,7 +152,7 @@ class ChainBuilder {
           {"dilations", pair_of(a.dilations)},
           {"mode", a.mode},
           {"pad_value", double(a.pad_value)},
-          {"auto_pad", std::string(auto_pad_name(a.auto_pad))}});
+          {"auto_pad", to_string(a.auto_pad)}});
     rank_ = 4;
   }
   void add(const std::string& name, const ThresholdLayer& t, const Activation& in) {
@@ -185,8 +171,8 @@ class ChainBuilder {
           {"strides", pair_of(a.strides)},
           {"pads_begin", pair_of(a.pads_begin)},
           {"pads_end", pair_of(a.pads_end)},
-          {"auto_pad", std::string(auto_pad_name(a.auto_pad))},
-          {"rounding_type", std::string(a.rounding_type == RoundingType::Ceil ? "ceil" : "floor")}});
+          {"auto_pad", to_string(a.auto_pad)},
+          {"rounding_type", to_string(a.rounding_type)}});
   }
   void add(const std::string& name, const FullyConnectedLayer& fc, const Activation& in) {
     const Shape& w = fc.weights.shape();

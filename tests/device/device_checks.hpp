@@ -93,4 +93,16 @@ inline int other_word_bits(Variant variant) {
   return probe.plan().word_bits == 64 ? 32 : 64;
 }
 
+// Packed words, word for word; on a difference, a message naming the first differing word (else empty).
+inline std::string word_difference(const std::vector<std::uint32_t>& got,
+                                   const std::vector<std::uint32_t>& want) {
+  if (got.size() != want.size())
+    return "sizes " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i])
+      return "word " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", want " +
+             std::to_string(want[i]);
+  return "";
+}
+
 }  // namespace xnorcl::test

@@ -87,16 +87,6 @@ Outputs run_also_packed(Runtime& rt, BinaryConvolution& conv, const ConvCase& c,
   return o;
 }
 
-std::string word_difference(const std::vector<std::uint32_t>& got, const std::vector<std::uint32_t>& want) {
-  if (got.size() != want.size())
-    return "sizes " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (got[i] != want[i])
-      return "word " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", want " +
-             std::to_string(want[i]);
-  return "";
-}
-
 struct Seen {
   int local_words = 0, atomic_words = 0, shortcut = 0, clamped = 0, ones = 0, zeros = 0;
 };

@@ -88,16 +88,6 @@ std::vector<Threshold> random_rules(Rng& rng, const std::vector<float>& y, std::
   return rules;
 }
 
-std::string word_difference(const std::vector<std::uint32_t>& got, const std::vector<std::uint32_t>& want) {
-  if (got.size() != want.size())
-    return "sizes " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (got[i] != want[i])
-      return "word " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", want " +
-             std::to_string(want[i]);
-  return "";
-}
-
 std::vector<float> run_float(BinaryConvolution& conv, const ConvCase& c) {
   return c.uint8_input ? conv.run(c.x_u8.data()) : conv.run(c.x_f32.data());
 }
