@@ -47,7 +47,6 @@ inline void check_layer_shape(const Shape& s, const std::string& what) {
   }
 }
 
-
 inline std::int64_t element_count(const Shape& s) {
   return s[0] * s[1] * s[2] * s[3];
 }

@@ -107,7 +107,7 @@ std::size_t GemmConfig::local_bytes() const {
   // xnor_gemm_fused, built from the same program, also assembles packed output words in a byte per value
   // of its tile where the tile covers whole words (FUSED_PACKS in cl_kernels/xnor_gemm.cl).
   const std::size_t flags =
-      tile_m() % 32 == 0 ? static_cast<std::size_t>(tile_m()) * static_cast<std::size_t>(tile_n()) : 0;
+      packs_words_in_local() ? static_cast<std::size_t>(tile_m()) * static_cast<std::size_t>(tile_n()) : 0;
   return tiles + flags;
 }
 

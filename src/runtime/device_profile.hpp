@@ -46,6 +46,9 @@ struct GemmConfig {
   int tile_m() const { return wg * tm; }
   int tile_n() const { return wg * tn; }
   std::size_t work_group_size() const { return static_cast<std::size_t>(wg) * wg; }
+  // Whether xnor_gemm_fused assembles packed words in __local memory (FUSED_PACKS in xnor_gemm.cl): the Local
+  // variant with tiles of whole 32-bit words of channels.
+  bool packs_words_in_local() const { return variant == Variant::Local && tile_m() % 32 == 0; }
   std::size_t local_bytes()
       const;  // __local memory the program's kernels declare (the largest: xnor_gemm_fused)
   std::string build_options() const;

@@ -495,7 +495,7 @@ cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer* 
   m.last_events.clear();
   m.epilogue.bits = bits;
   std::vector<cl::Event> after_fill;
-  if (!m.gemm.packs_in_fused()) {
+  if (bits_read) {
     // The work-items OR their bits into the words (atomic_or): they start from zero.
     // Zeros written from the host rather than clEnqueueFillBuffer (Oclgrind 21.10 leaves filled memory marked
     // uninitialized) or a kernel of their own (a zeroing kernel in the GEMM program made LeakSanitizer's

@@ -200,8 +200,7 @@ class BinaryConvolutionOp final : public Op {
   // 1.0 ms, the pass it saves 0.15 ms).
   bool can_fuse_side(const Runtime& runtime, const NodeView& head, const std::vector<NodeView>& fused,
                      const NodeView& side) const override {
-    const auto& state = detail::runtime_state(runtime, "Model");
-    if (state->variant != Variant::Local || state->gemm.tile_m() % 32 != 0) return false;
+    if (!detail::runtime_state(runtime, "Model")->gemm.packs_words_in_local()) return false;
     const Dims output = infer(head)[0].dims;
     for (const NodeView& n : fused) {
       const char token = fusion_token(n, output);

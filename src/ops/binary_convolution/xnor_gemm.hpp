@@ -68,7 +68,7 @@ class XnorGemmLauncher {
   // Local and the tile of output channels covers whole words; otherwise xnor_gemm_bits (32 channels per
   // work-item, no __local, no barrier: the Global variant's, PoCL's and Mali's). M_pad must then be a
   // multiple of 32 (packed_m_multiple()).
-  bool packs_in_fused() const { return config_.variant == Variant::Local && config_.tile_m() % 32 == 0; }
+  bool packs_in_fused() const { return config_.packs_words_in_local(); }
   int packed_m_multiple() const { return std::max(config_.tile_m(), 32); }
   Plan::Launch packed_launch(const Chunk& c, const LayerDims& d, const FusedPool& pool) const;
   int tile_m() const { return config_.tile_m(); }
