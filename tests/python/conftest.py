@@ -6,6 +6,8 @@ as in the C++ suite.
 """
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -42,3 +44,43 @@ def runtime(variant):
 @pytest.fixture
 def default_runtime():
     return runtime_for(None)
+
+
+# Converts `count` damaged copies of a model in a child process whose address space is capped (a size the
+# file merely claims cannot be had): copy i flips 1 to `most_flips` random bits of one of the model's files
+# (files[i % len(files)]: the model, then its companions, such as an IR's .bin), and every conversion must
+# succeed or raise InvalidArgument naming the damaged model. Prints the converted and refused counts.
+_DAMAGE = """
+import os, random, resource, shutil, sys
+folder, seed, count, most_flips, gib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+files = sys.argv[6:]
+resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+import xnorcl
+rng = random.Random(seed)
+refused = converted = 0
+for i in range(count):
+    which = i % len(files)
+    data = bytearray(open(files[which], "rb").read())
+    for _ in range(rng.randint(1, most_flips)):
+        data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+    copies = [f"{folder}/m{i}{os.path.splitext(f)[1]}" for f in files]
+    for f, copy in zip(files, copies):
+        shutil.copy(f, copy)
+    open(copies[which], "wb").write(data)
+    try:
+        xnorcl.convert(copies[0], f"{folder}/m{i}.xnn")
+        converted += 1
+    except xnorcl.InvalidArgument as e:
+        assert str(e).startswith(copies[0]), str(e)
+        refused += 1
+print(converted, refused)
+"""
+
+
+def convert_damaged(files, folder, seed, count, most_flips, memory_gib):
+    """(converted, refused) of `count` damaged copies of the model `files[0]` (with its companion files)."""
+    args = [str(folder), str(seed), str(count), str(most_flips), str(memory_gib), *map(str, files)]
+    result = subprocess.run([sys.executable, "-c", _DAMAGE, *args], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    converted, refused = map(int, result.stdout.split())
+    return converted, refused

@@ -162,10 +162,23 @@ Check check_against_reference(xnorcl::Model& model, const xnorcl::Graph& g,
   return c;
 }
 
-double step_total_ms(const std::vector<StepRow>& rows) {
+// The steps without multiply-accumulates (thresholds, pools, copies, elementwise): how many, their median
+// device time, and its share of all steps' median device time.
+struct NoMacSteps {
+  int count = 0;
+  double ms = 0, share = 0;
+};
+NoMacSteps no_mac_steps(const std::vector<StepRow>& rows) {
+  NoMacSteps n;
   double total = 0;
-  for (const StepRow& r : rows) total += r.device.median;
-  return total;
+  for (const StepRow& r : rows) {
+    total += r.device.median;
+    if (r.macs > 0) continue;
+    n.ms += r.device.median;
+    ++n.count;
+  }
+  n.share = n.ms / std::max(1e-9, total);
+  return n;
 }
 
 std::vector<StepRow> make_rows(const xnorcl::Model& model) {
@@ -207,9 +220,7 @@ void write_json(const std::string& path, const RunInfo& info, const Options& o,
   j.value("fma_peak_gflops", info.peak.float_flops_per_s * 1e-9);
   j.value("xor_popcount_peak_gbinops", info.peak.binary_ops_per_s * 1e-9);
   j.value("wall_median_ms", wall.median).value("device_median_ms", device.median);
-  double no_mac_ms = 0;
-  for (const StepRow& r : rows) no_mac_ms += r.macs > 0 ? 0.0 : r.device.median;
-  j.value("no_mac_share", no_mac_ms / std::max(1e-9, step_total_ms(rows)));
+  j.value("no_mac_share", no_mac_steps(rows).share);
   j.value("perfect_float32_ms", perfect_ms).value("device_over_perfect_float32", device.median / perfect_ms);
   j.value("step_tensors", c.step_tensors).value("step_differing_bits", c.step_differing_bits);
   j.value("step_rel_error", c.step_rel_error);
@@ -330,17 +341,11 @@ int run_graph_network(const Options& o) {
   const xnorcl::GraphPlan& plan = model.plan();
   std::printf("\nwhole network: wall %.3f ms, device %.3f ms (medians of %d)\n", wall_stats.median,
               device_stats.median, o.reps);
-  double no_mac_ms = 0;
-  int no_mac_steps = 0;
-  for (const StepRow& r : rows) {
-    if (r.macs > 0) continue;
-    no_mac_ms += r.device.median;
-    ++no_mac_steps;
-  }
+  const NoMacSteps no_mac = no_mac_steps(rows);
   std::printf(
       "steps without MACs (thresholds, pools, copies, elementwise): %d of %zu steps, %.3f ms = %.1f%% of the "
       "steps' device time (target 10%% or less)\n",
-      no_mac_steps, rows.size(), no_mac_ms, 100.0 * no_mac_ms / std::max(1e-9, step_total_ms(rows)));
+      no_mac.count, rows.size(), no_mac.ms, 100.0 * no_mac.share);
   std::printf(
       "perfect float32 network: 2 x %lld MACs at the FMA peak %.1f GFLOP/s = %.3f ms; device time / "
       "perfect float32 = %.2f (target 0.50 or less)\n",
