@@ -495,10 +495,11 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
 // In modes 0, 1 and 3 the value is first clamped: value < clamp_lo ? clamp_lo : (value > clamp_hi ? clamp_hi :
 // value) (BinaryConvolution::Options::clamp_low/high, OpenVINO Clamp; -INFINITY and +INFINITY: none, the value
 // unchanged). Mode 2's rules have the clamp composed in by the host (clamp is monotone).
-// also_packed (BinaryConvolution::Options::also_packed; modes 0, 1 and 3): each stored value's bit under the
-//   rule of its channel (keys, modes as in mode 2) goes to words as well, in mode 2's layout: through the
-//   __local flags where FUSED_PACKS, else by atomic_or of each work-item's bits of a column into their word
-//   (the host writes the words as zeros first; OR is order-free, so the words are the same on every run).
+// also_packed (BinaryConvolution::Options::also_packed; modes 0, 1 and 3; FUSED_PACKS configurations only,
+//   elsewhere the host thresholds the stored output in a pass of its own): each stored value's bit under the
+//   rule of its channel (keys, modes as in mode 2) goes to words as well, in mode 2's layout, through the
+//   __local flags. (ORing bits into words with atomics instead would put atomic_or into this kernel, which
+//   alone keeps PoCL from running its work-items as vector lanes.)
 // Output buffers: y is written in modes 0/1/3 only, words in mode 2 and with also_packed only (the host passes
 // a buffer that is never written for the other); shortcut is read in mode 3 only.
 
@@ -605,13 +606,6 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 #endif
       } else {
         const ulong column = row_offset + (ulong)within;
-#if !FUSED_PACKS
-        // also_packed without whole words per tile: the bits of this column's channels, OR-ed into their
-        // word one word at a time (the host zeroed the words).
-        __global uint* pixel_words = words + ((ulong)(n0 + image) * OHW + column) * (ulong)Cw_out;
-        uint pending = 0u;
-        int pending_word = 0;
-#endif
 #pragma unroll
         for (int i = 0; i < TM; ++i) {
           const int o = o_first + i * o_step;
@@ -627,20 +621,8 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
           }
 #if FUSED_PACKS
           if (also_packed) flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
-#else
-          if (also_packed && o < M) {
-            if (o / 32 != pending_word) {
-              if (pending != 0u) atomic_or(pixel_words + pending_word, pending);
-              pending = 0u;
-              pending_word = o / 32;
-            }
-            pending |= bit << (o - pending_word * 32);
-          }
 #endif
         }
-#if !FUSED_PACKS
-        if (pending != 0u) atomic_or(pixel_words + pending_word, pending);
-#endif
       }
     }
 #if LOCAL_VARIANT == 0

@@ -145,8 +145,8 @@ class BinaryConvolution {
     // [N][OH][OW][ceil(C_OUT/32)]): a layer whose float output feeds both a residual shortcut and a
     // binarization needs no thresholding pass. Empty (the default): none. C_OUT rules, values not NaN. Only
     // the enqueue() that takes a `bits` buffer runs such a layer. The Local variant assembles the words in
-    // __local memory where its tile covers whole words; elsewhere the words are written as zeros first
-    // and each work-item ORs its bits into them with atomic_or, so the result is the same.
+    // __local memory where its tile covers whole words; elsewhere a thresholding pass after the GEMM reads
+    // the stored output back (so the output buffer must then be readable), with the same bits.
     std::vector<Threshold> also_packed{};
     bool clamped() const {
       return clamp_low != -std::numeric_limits<float>::infinity() ||

@@ -412,7 +412,7 @@ int run_io(std::size_t first, std::size_t count) {
     }
     {
       // The sum after the shortcut and its bits in one epilogue (Options::also_packed): whole words from
-      // __local memory on Local, atomic_or into zeroed words on Global and under the work-group cap.
+      // __local memory on Local, a thresholding pass after the GEMM on Global and under the work-group cap.
       BinaryConvolution::Options options;
       options.output = Output::scale_and_bias(scale, bias);
       options.add_shortcut = true;

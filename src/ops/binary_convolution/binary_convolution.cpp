@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "ops/binary_convolution/chunk_plan.hpp"
@@ -28,6 +29,7 @@
 #include "runtime/enqueue_checks.hpp"
 #include "runtime/runtime_state.hpp"
 #include "xnorcl/error.hpp"
+#include "xnorcl/layers.hpp"
 
 namespace xnorcl {
 namespace {
@@ -96,7 +98,10 @@ struct BinaryConvolution::Impl {
   cl::Buffer run_input, run_output;  // run()'s staging buffers, created on first use
 
   std::vector<std::pair<std::string, cl::Event>> last_events;
-  std::vector<cl_uint> zeros;  // the host side of the zeros also_packed's atomic path starts from
+  // Options::also_packed where the GEMM's tiles do not cover whole words: the stored output thresholded by
+  // a pass of its own after the GEMM (an epilogue ORing bits into words needs atomics, whose mere presence
+  // kept PoCL from running the fused GEMM as vector lanes: every scale-and-bias layer was up to 1.4x slower).
+  std::optional<ThresholdPack> pack_after;
 
   // Batches per upload/download of run()'s staging buffers (they fit the allocation limit and the test
   // budget).
@@ -191,11 +196,6 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.output_shape = g.output;
   if (options.max_pool) m.pool = detail::fused_pool(*options.max_pool, g.output, m.output_shape);
 
-  if (!options.also_packed.empty() && packed_word_count(m.output_shape) > std::int64_t(INT32_MAX))
-    throw InvalidArgument("BinaryConvolution: Options::also_packed: the packed output " +
-                          xnorcl::to_string(m.output_shape) + " holds " +
-                          std::to_string(packed_word_count(m.output_shape)) +
-                          " words, more than 2^31 - 1; split the batch");
   m.pad_bit = detail::pad_bit(attributes.pad_value);
   m.fold = detail::pad_fold(d, attributes.pad_value);
 
@@ -209,9 +209,11 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.chunks = std::move(chunk_plan.chunks);
   m.run_group = m.staging_group(limits);
 
-  const detail::GemmChoice gemm_choice =
-      detail::choose_gemm(options.output, options.max_pool.has_value(), m.gemm, d.C_OUT, options.clamped(),
-                          !options.also_packed.empty());
+  const bool packs_in_epilogue = !options.also_packed.empty() && m.gemm.packs_in_fused();
+  if (!options.also_packed.empty() && !packs_in_epilogue)
+    m.pack_after.emplace(runtime, m.output_shape, options.also_packed);
+  const detail::GemmChoice gemm_choice = detail::choose_gemm(
+      options.output, options.max_pool.has_value(), m.gemm, d.C_OUT, options.clamped(), packs_in_epilogue);
   m.gemm_kernel = gemm_choice.kernel;
   m.M_pad = gemm_choice.M_pad;
   detail::LayerTables tables;
@@ -229,7 +231,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   tables.packed_bytes = chunk_plan.packed_bytes(d);
   m.epilogue.mode = options.add_shortcut ? 3 : tables.rules.mode;
   m.epilogue.Cw_out = static_cast<int>(packed_words_per_pixel(d.C_OUT));
-  m.epilogue.also_packed = !options.also_packed.empty();
+  m.epilogue.also_packed = packs_in_epilogue;
   if (output.kind != Output::Kind::Packed) {
     m.epilogue.clamp_low = options.clamp_low;
     m.epilogue.clamp_high = options.clamp_high;
@@ -481,41 +483,28 @@ cl::Event BinaryConvolution::enqueue(const cl::Buffer& input, const cl::Buffer* 
   const detail::EnqueueBuffer in{input, need_in, m.geometry.input, m.options.input_packed};
   const detail::EnqueueBuffer out{output, need_out, m.output_shape, false};
   const detail::EnqueueBuffer packed{bits, need_bits, m.output_shape, true};
-  // The bits are OR-ed into (read back) where the tile does not cover whole words.
-  const bool bits_read = !m.gemm.packs_in_fused();
-  detail::check_enqueue_arguments(where, context, in, out, false, wait);
-  detail::check_enqueue_arguments(where, context, in, packed, bits_read, wait);
+  // The output is read back by the threshold pass where the GEMM's tiles do not cover whole words.
+  const bool output_read = m.pack_after.has_value();
+  detail::check_enqueue_arguments(where, context, in, out, output_read, wait);
+  detail::check_enqueue_arguments(where, context, in, packed, false, wait);
   detail::check_outputs_apart(where, context, out, packed);
   if (shortcut) {
     const detail::EnqueueBuffer cut{*shortcut, need_out, m.output_shape, false};
-    detail::check_enqueue_arguments(where, context, cut, out, false, wait);
-    detail::check_enqueue_arguments(where, context, cut, packed, bits_read, wait);
+    detail::check_enqueue_arguments(where, context, cut, out, output_read, wait);
+    detail::check_enqueue_arguments(where, context, cut, packed, false, wait);
     m.epilogue.shortcut = *shortcut;
   }
   m.last_events.clear();
   m.epilogue.bits = bits;
-  std::vector<cl::Event> after_fill;
-  if (bits_read) {
-    // The work-items OR their bits into the words (atomic_or): they start from zero.
-    // Zeros written from the host rather than clEnqueueFillBuffer (Oclgrind 21.10 leaves filled memory marked
-    // uninitialized) or a kernel of their own (a zeroing kernel in the GEMM program made LeakSanitizer's
-    // tracer crash at every exit of a PoCL process under ASan). Only layers whose tiles do not cover whole
-    // words come here: CPUs and Mali-like GPUs, where the copy stays in the same memory.
-    m.zeros.resize(static_cast<std::size_t>(need_bits / 4));
-    cl::Event zeroed = cl_call(
-        [&] {
-          cl::Event e;
-          m.runtime.state()->queue.enqueueWriteBuffer(bits, CL_FALSE, 0, static_cast<std::size_t>(need_bits),
-                                                      m.zeros.data(), wait, &e);
-          return e;
-        },
-        "writing the zeros the packed output starts from");
-    m.last_events.emplace_back("zero_bits", zeroed);
-    after_fill.push_back(zeroed);
-    wait = &after_fill;
+  cl::Event last =
+      m.enqueue_all(input, output, m.dims.N,
+                    m.options.input_packed ? detail::InputType::Packed : detail::InputType::F32, wait);
+  if (m.pack_after) {
+    const std::vector<cl::Event> gemm_done(1, last);
+    last = m.pack_after->enqueue(output, bits, &gemm_done);
+    m.last_events.emplace_back("threshold_pack", last);
   }
-  return m.enqueue_all(input, output, m.dims.N,
-                       m.options.input_packed ? detail::InputType::Packed : detail::InputType::F32, wait);
+  return last;
 }
 
 std::vector<StageTime> BinaryConvolution::last_stage_times() const {

@@ -45,8 +45,8 @@ Plan describe_plan(Variant variant, const Im2colPackLauncher& pack, const XnorGe
   const char* gemm_name = gemm_kernel_name(gemm_choice.kernel);
   p.output =
       options.output.kind == Kind::Float
-          ? (options.clamped() || !options.also_packed.empty() ? std::string("float32 (") + gemm_name + ")"
-                                                               : std::string("float32"))
+          ? (gemm_choice.kernel != GemmKernel::Plain ? std::string("float32 (") + gemm_name + ")"
+                                                     : std::string("float32"))
       : options.output.kind == Kind::ScaleBias
           ? std::string(options.add_shortcut ? "scale_bias+shortcut (" : "scale_bias (") + gemm_name + ")"
       : options.max_pool ? std::string("packed, max-pooled (") + gemm_name + ")"
@@ -59,7 +59,7 @@ Plan describe_plan(Variant variant, const Im2colPackLauncher& pack, const XnorGe
   }
   if (!options.also_packed.empty())
     p.output += gemm.packs_in_fused() ? ", and its bits packed (in __local memory)"
-                                      : ", and its bits packed (atomic_or into zeroed words)";
+                                      : ", and its bits packed (threshold_pack after the GEMM)";
   for (const Plan::Launch& l :
        pack.launches(d, chunks.front(), options.input_packed ? InputType::Packed : InputType::F32))
     p.launches.push_back(l);
