@@ -7,9 +7,10 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 
+#include "ops/binary_convolution/binary_convolution_op.hpp"
 #include "ops/fake_quantize.hpp"
-#include "ops/op.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/layers.hpp"
 
@@ -116,6 +117,25 @@ class FakeQuantizeStep final : public DeviceStep {
   ThresholdPack layer_;
 };
 
+// The rules as thresholds t[c] of x > t[c], the binarization a convolution's packing applies to a float
+// input; nullopt where a rule is not of that form (a Less rule: a FakeQuantize with falling levels).
+std::optional<std::vector<float>> greater_thresholds(const std::vector<Threshold>& rules) {
+  std::vector<float> thresholds;
+  for (const Threshold& r : rules) {
+    if (r.mode == ThresholdMode::Greater)
+      thresholds.push_back(r.value);
+    else if (r.mode == ThresholdMode::AlwaysZero)  // no value, NaN aside, is above +inf
+      thresholds.push_back(std::numeric_limits<float>::infinity());
+    else
+      return std::nullopt;
+  }
+  return thresholds;
+}
+
+std::vector<NodeView> after_first(const std::vector<NodeView>& fused) {
+  return std::vector<NodeView>(fused.begin() + 1, fused.end());
+}
+
 class FakeQuantizeOp final : public Op {
  public:
   const char* name() const override { return "FakeQuantize"; }
@@ -156,9 +176,37 @@ class FakeQuantizeOp final : public Op {
     return {out};
   }
 
+  // A FakeQuantize whose bits only a BinaryConvolution reads runs inside that convolution's packing, as its
+  // input thresholds: the floats are read once and no packed tensor is stored between the two. For inputs
+  // of few channels the packing is denser too (a 3-channel 5x5 patch in 3 words, not 25 channel words), so
+  // the GEMM does less. What the step absorbs after the convolution, the convolution's op decides.
+  bool can_fuse(const NodeView& head, const std::vector<NodeView>& fused,
+                const NodeView& next) const override {
+    if (fused.empty())
+      return next.node->op == "BinaryConvolution" && head.inputs[0].dims.size() == 4 &&
+             greater_thresholds(fake_quantize_rules(head)).has_value();
+    return binary_convolution_op().can_fuse(fused[0], after_first(fused), next);
+  }
+
+  bool can_fuse_side(const Runtime& runtime, const NodeView& /*head*/, const std::vector<NodeView>& fused,
+                     const NodeView& side) const override {
+    return !fused.empty() &&
+           binary_convolution_op().can_fuse_side(runtime, fused[0], after_first(fused), side);
+  }
+
   std::unique_ptr<DeviceStep> plan(const Runtime& rt, const NodeView& v,
-                                   const std::vector<NodeView>& /*fused*/) const override {
+                                   const std::vector<NodeView>& fused) const override {
+    if (!fused.empty())
+      return plan_thresholded_convolution(rt, fused[0], after_first(fused), nullptr,
+                                          *greater_thresholds(fake_quantize_rules(v)));
     return std::make_unique<FakeQuantizeStep>(rt, bits_shape(v.inputs[0].dims), fake_quantize_rules(v));
+  }
+
+  std::unique_ptr<DeviceStep> plan_with_side(const Runtime& rt, const NodeView& v,
+                                             const std::vector<NodeView>& fused,
+                                             const NodeView& side) const override {
+    return plan_thresholded_convolution(rt, fused[0], after_first(fused), &side,
+                                        *greater_thresholds(fake_quantize_rules(v)));
   }
 };
 

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Graphs on the device against the host reference graph, on both variants: binary chains with the
-// conv -> FakeQuantize -> MaxPool fusion and the conv -> Relu/Clamp -> batch-norm -> residual Add or
-// FakeQuantize fusion, every tensor the device computed compared.
+// FakeQuantize -> conv -> FakeQuantize -> MaxPool fusion and the conv -> Relu/Clamp -> batch-norm -> residual
+// Add or FakeQuantize fusion, every tensor the device computed compared.
 #include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
 
 #include "device_support.hpp"
 #include "graph_case.hpp"
@@ -50,9 +53,9 @@ void binary_chain_case(Variant variant) {
       INFO("pad_value " << pad_value << ", c_in " << c_in);
       const Graph g = binary_chain(rng, c_in, 37, pad_value);
       Model model(rt, g);
-      // conv1, sign1 and pool1 run as one step: conv -> threshold -> max-pool in the GEMM's epilogue.
-      REQUIRE(model.plan().steps.size() == 3);
-      CHECK(model.plan().steps[1].node == "conv1+sign1+pool1");
+      // sign0 is conv1's packing (its input thresholds); sign1 and pool1 are its GEMM's epilogue.
+      REQUIRE(model.plan().steps.size() == 2);
+      CHECK(model.plan().steps[0].node == "sign0+conv1+sign1+pool1");
       CHECK(model.plan().variant == variant);
       check_graph(rt, g, {{"x", random_input({2, c_in, 11, 9}, rng)}});
     }
@@ -64,6 +67,64 @@ TEST_CASE("graph: binary chain with fused sign and max-pool (local)", "[local]")
 }
 TEST_CASE("graph: binary chain with fused sign and max-pool (global)", "[global]") {
   binary_chain_case(Variant::Global);
+}
+
+// A FakeQuantize before a binary convolution becomes the convolution's input thresholds only where its
+// bits are x > t per channel and the convolution alone reads them: falling levels (bit x < t), a second
+// reader and a graph output keep the thresholding step. Every threshold kind at the edges of the float
+// order: -inf, -0 and +0, subnormals, +inf (no bit set), and inputs NaN, +-inf, +-0 and the neighbours.
+void input_threshold_fusion_case(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(12);
+  const float inf = std::numeric_limits<float>::infinity(), tiny = std::numeric_limits<float>::denorm_min();
+  const std::vector<float> t = {-inf, -0.0f, 0.0f, tiny, -tiny, 0.25f, inf};
+  const std::int64_t c = static_cast<std::int64_t>(t.size());
+  std::vector<float> edges = {std::nanf(""),
+                              -inf,
+                              inf,
+                              -0.0f,
+                              0.0f,
+                              tiny,
+                              -tiny,
+                              0.25f,
+                              std::nextafter(0.25f, 1.0f),
+                              std::nextafter(0.25f, 0.0f),
+                              -1e30f,
+                              1e30f};
+  Tensor x = random_input({2, c, 6, 5}, rng);
+  for (std::size_t i = 0; i < x.values.size(); i += 3) x.values[i] = edges[(i / 3) % edges.size()];
+  struct Form {
+    const char* name;
+    bool falling, second_reader, graph_output;
+    std::size_t steps;
+  };
+  for (const Form& s :
+       {Form{"rising", false, false, false, 1}, Form{"falling", true, false, false, 2},
+        Form{"second reader", false, true, false, 3}, Form{"graph output", false, false, true, 2}}) {
+    INFO(s.name);
+    Graph g;
+    g.inputs.push_back({"x", {2, c, 6, 5}});
+    std::string bits = add_sign(g, "sign", "x", t);
+    if (s.falling) std::swap(g.constants["sign.lo"], g.constants["sign.hi"]);
+    const std::string y = add_binary_conv(g, "conv", bits, c, 9, 3, 0.5, rng);
+    g.outputs = {y};
+    if (s.second_reader) g.outputs.push_back(add_binary_conv(g, "conv_b", bits, c, 4, 1, -1.0, rng));
+    if (s.graph_output) g.outputs.push_back(bits);
+    Model model(rt, g);
+    INFO(model.plan().to_string());
+    CHECK(model.plan().steps.size() == s.steps);
+    CHECK((model.plan().steps[0].node == "sign+conv") == (s.steps == 1));
+    check_graph(rt, g, {{"x", x}});
+  }
+}
+
+TEST_CASE("graph: a FakeQuantize before a binary conv is its packing, where the rule allows (local)",
+          "[local]") {
+  input_threshold_fusion_case(Variant::Local);
+}
+TEST_CASE("graph: a FakeQuantize before a binary conv is its packing, where the rule allows (global)",
+          "[global]") {
+  input_threshold_fusion_case(Variant::Global);
 }
 
 // Per-channel constants [1, c, 1, 1] of multiples of `step` in [-limit, limit]: products and sums with the
@@ -133,16 +194,16 @@ void activation_fusion_case(Variant variant) {
           Model model(rt, g);
           INFO(model.plan().to_string());
           CHECK(model.plan().variant == variant);
-          // The whole chain after the sign is one step: conv -> clamp -> scale, bias -> shortcut or sign.
-          // (Without the activation: the batch-norm before the sign has zero scales in some channels,
-          // whose rule is a constant bit.)
-          const std::string head = act == "none" ? "conv1" : "conv1+act1";
+          // The whole chain is one step: sign (the packing) -> conv -> clamp -> scale, bias -> shortcut
+          // or sign. (Without the activation: the batch-norm before the sign has zero scales in some
+          // channels, whose rule is a constant bit.)
+          const std::string head = act == "none" ? "sign0+conv1" : "sign0+conv1+act1";
           if (tail == 'R') {
-            REQUIRE(model.plan().steps.size() == 2);
-            CHECK(model.plan().steps[1].node == head + "+bn1.scale+bn1.shift+res1");
+            REQUIRE(model.plan().steps.size() == 1);
+            CHECK(model.plan().steps[0].node == head + "+bn1.scale+bn1.shift+res1");
           } else {
-            REQUIRE(model.plan().steps.size() == 3);
-            CHECK(model.plan().steps[1].node == head + "+bn1.scale+bn1.shift+sign1");
+            REQUIRE(model.plan().steps.size() == 2);
+            CHECK(model.plan().steps[0].node == head + "+bn1.scale+bn1.shift+sign1");
           }
           check_graph(
               rt, g,
@@ -160,12 +221,12 @@ void activation_fusion_case(Variant variant) {
     INFO(model.plan().to_string());
     bool conv_act = false, scale_alone = false;
     for (const auto& step : model.plan().steps) {
-      conv_act = conv_act || step.node == "conv1+act1";
+      conv_act = conv_act || step.node == "sign0+conv1+act1";
       scale_alone = scale_alone || step.node == "bn1.scale";
     }
     CHECK(conv_act);
     CHECK(scale_alone);
-    CHECK(model.plan().steps.size() == 6);
+    CHECK(model.plan().steps.size() == 5);
     check_graph(rt, g, {{"x", random_input({2, 40, 9, 7}, rng)}, {"skip", exact_input({2, 33, 9, 7}, rng)}});
   }
 }

@@ -5,9 +5,9 @@
 // run in the same launch, in the GEMM's epilogue: no float tensor stored between them.
 #include <limits>
 
+#include "ops/binary_convolution/binary_convolution_op.hpp"
 #include "ops/fake_quantize.hpp"
 #include "ops/layer_common.hpp"
-#include "ops/op.hpp"
 #include "ops/pool_attributes.hpp"
 #include "xnorcl/binary_convolution.hpp"
 #include "xnorcl/error.hpp"
@@ -127,8 +127,9 @@ BinaryConvolution::Options fused_options(const NodeView& head, const std::vector
 
 class BinaryConvolutionStep final : public DeviceStep {
  public:
-  BinaryConvolutionStep(const Runtime& rt, const NodeView& v, const BinaryConvolution::Options& options)
-      : conv_(rt, attributes_of(v), shape4(v.inputs[0].dims), filter_of(v), options) {}
+  BinaryConvolutionStep(const Runtime& rt, const BinaryConvolution::Attributes& attributes, const NodeView& v,
+                        const BinaryConvolution::Options& options)
+      : conv_(rt, attributes, shape4(v.inputs[0].dims), filter_of(v), options) {}
   cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
                     const std::vector<cl::Event>& wait) override {
     if (!conv_.options().also_packed.empty())
@@ -188,7 +189,8 @@ class BinaryConvolutionOp final : public Op {
 
   std::unique_ptr<DeviceStep> plan(const Runtime& rt, const NodeView& v,
                                    const std::vector<NodeView>& fused) const override {
-    return std::make_unique<BinaryConvolutionStep>(rt, v, fused_options(v, fused, infer(v)[0].dims));
+    return std::make_unique<BinaryConvolutionStep>(rt, attributes_of(v), v,
+                                                   fused_options(v, fused, infer(v)[0].dims));
   }
 
   // A FakeQuantize that reads the step's float output beside its other consumers (a Bi-Real block's sum
@@ -214,7 +216,7 @@ class BinaryConvolutionOp final : public Op {
                                              const NodeView& side) const override {
     BinaryConvolution::Options options = fused_options(v, fused, infer(v)[0].dims);
     options.also_packed = fake_quantize_rules(side);
-    return std::make_unique<BinaryConvolutionStep>(rt, v, options);
+    return std::make_unique<BinaryConvolutionStep>(rt, attributes_of(v), v, options);
   }
 };
 
@@ -223,6 +225,19 @@ class BinaryConvolutionOp final : public Op {
 const Op& binary_convolution_op() {
   static const BinaryConvolutionOp op;
   return op;
+}
+
+std::unique_ptr<DeviceStep> plan_thresholded_convolution(const Runtime& runtime, const NodeView& conv,
+                                                         const std::vector<NodeView>& fused,
+                                                         const NodeView* side,
+                                                         std::vector<float> input_thresholds) {
+  BinaryConvolution::Attributes attributes = attributes_of(conv);
+  attributes.input_thresholds = std::move(input_thresholds);
+  BinaryConvolution::Options options =
+      fused_options(conv, fused, binary_convolution_op().infer(conv)[0].dims);
+  options.input_packed = false;  // the convolution reads the floats before the FakeQuantize
+  if (side) options.also_packed = fake_quantize_rules(*side);
+  return std::make_unique<BinaryConvolutionStep>(runtime, attributes, conv, options);
 }
 
 }  // namespace xnorcl::ops
