@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Thresholding into packed activations, their unpacking, and the float32 scale-and-bias (folded batch-norm).
+// Thresholding into packed activations.
 //
 // Packed layout (include/xnorcl/packed.hpp): logical [N, C, H, W]; words [N][H][W][Cw], Cw = ceil(C/32);
 // channel c of a pixel is bit c%32 (LSB = 0) of the pixel's word c/32; tail bits (c >= C) are 0.
@@ -8,8 +8,6 @@
 //   subnormal) -> packed words. Rule per channel: keys[c] is the order key of the threshold t_c (computed on the
 //   host with the same key), modes[c]: 0 bit = y > t_c, 1 bit = y < t_c, 2 bit = 0, 3 bit = 1; NaN y gives 0
 //   under every rule. One work-item per output word; it reads the (at most 32) channel planes of its pixel.
-// unpack_bits: packed words -> float32 NCHW, 1.0f for bit 1, 0.0f for bit 0. One work-item per float.
-// scale_bias: float32 NCHW -> float32 NCHW, out = fma(scale[c], y, bias[c]). One work-item per float.
 //
 // NDRange: 1-D, global rounded up to WG_SIZE, local WG_SIZE; `total` is the number of real work-items.
 // Quotients and remainders are written out (r = a - q*b): LLVM's div/rem pairing emits `freeze`, which
@@ -56,29 +54,4 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void threshold_pac
     index += (ulong)HW;
   }
   out[gid] = word;
-}
-
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void unpack_bits(
-    __global const uint* restrict words, __global float* restrict out, const int C, const int HW,
-    const int Cw, const int total) {
-  const int gid = (int)get_global_id(0);
-  if (gid >= total) return;
-  const int plane = gid / HW;
-  const int s = gid - plane * HW;
-  const int n = plane / C;
-  const int c = plane - n * C;
-  const int c_word = c / 32;
-  const uint word = words[((ulong)n * (ulong)HW + (ulong)s) * (ulong)Cw + (ulong)c_word];
-  out[gid] = ((word >> (c - c_word * 32)) & 1u) ? 1.0f : 0.0f;
-}
-
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void scale_bias(
-    __global const float* restrict y, __global float* restrict out, __global const float* restrict scale,
-    __global const float* restrict bias, const int C, const int HW, const int total) {
-  const int gid = (int)get_global_id(0);
-  if (gid >= total) return;
-  const int plane = gid / HW;
-  const int n = plane / C;
-  const int c = plane - n * C;
-  out[gid] = fma(scale[c], y[gid], bias[c]);
 }

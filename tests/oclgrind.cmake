@@ -64,8 +64,8 @@ if(XNORCL_OCLGRIND_TESTS AND OCLGRIND_EXECUTABLE)
   set_tests_properties("oclgrind.canary.local_race_is_reported" PROPERTIES
     LABELS oclgrind TIMEOUT 120 PASS_REGULAR_EXPRESSION "data race at local memory")
 
-  # The network layers' kernels (threshold_pack, scale_bias, unpack_bits, both max-pools, binary_fc on both
-  # variants) in a runner of their own.
+  # The network layers' kernels (a layer chain run as a graph: both max-pools, binary_fc, threshold_pack,
+  # elementwise, on both variants) in a runner of their own.
   add_executable(xnorcl_oclgrind_network "${CMAKE_CURRENT_SOURCE_DIR}/oclgrind/oclgrind_network.cpp")
   target_link_libraries(xnorcl_oclgrind_network PRIVATE xnorcl_test_support)
   add_test(NAME "oclgrind.network_layers" COMMAND ${oclgrind_command} $<TARGET_FILE:xnorcl_oclgrind_network>)

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,37 @@ Arguments parse(int argc, char** argv) {
   return a;
 }
 
+// The classifier to run: the random one, or a file (a version-1 layer chain, run with batch 1, or a graph),
+// checked before anything is built: a valid file of another network may be huge to run.
+xnorcl::Graph classifier_graph(const std::string& weights, std::uint64_t seed) {
+  xnorcl::Graph g;
+  if (weights.empty()) {
+    std::cout << "no --weights: random weights (seed " << seed << "), so the class is meaningless\n";
+    g = xnorcl::network_graph(xnorcl::vehicle_classifier(seed).spec);
+  } else if (xnorcl::network_file_version(weights) == 1) {
+    xnorcl::NetworkSpec spec = xnorcl::load_network(weights);
+    spec.input[0] = 1;
+    g = xnorcl::network_graph(spec);
+  } else {
+    g = xnorcl::load_graph(weights);
+  }
+  const auto infos = g.validate();
+  if (g.inputs.size() != 1)
+    throw xnorcl::InvalidArgument("the network takes " + std::to_string(g.inputs.size()) +
+                                  " inputs; xnorcl-classify feeds one 1x3x96x96 image");
+  if (g.inputs[0].dims != xnorcl::Dims{1, 3, 96, 96})
+    throw xnorcl::InvalidArgument("the network takes " + xnorcl::to_string(g.inputs[0].dims) +
+                                  "; xnorcl-classify feeds 1x3x96x96 images");
+  const xnorcl::TensorInfo& out = infos.at(g.outputs.at(0));
+  std::int64_t count = 1;
+  for (std::int64_t d : out.dims) count *= d;
+  if (g.outputs.size() != 1 || out.type != xnorcl::ElementType::Float32 || count != 4 || out.dims[0] != 1)
+    throw xnorcl::InvalidArgument("the network's output is " + xnorcl::to_string(out.dims) + " " +
+                                  xnorcl::to_string(out.type) +
+                                  "; xnorcl-classify needs 4 float32 logits (bus, normal, truck, van)");
+  return g;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -155,37 +187,20 @@ int main(int argc, char** argv) {
                 << "\n";
       return 0;
     }
-    xnorcl::NetworkSpec spec;
-    if (weights.empty()) {
-      std::cout << "no --weights: random weights (seed " << seed << "), so the class is meaningless\n";
-      spec = xnorcl::vehicle_classifier(seed).spec;
-    } else {
-      spec = xnorcl::load_network(weights);
-    }
-    spec.input[0] = 1;
-    if (spec.input != xnorcl::Shape{1, 3, 96, 96}) {
-      throw xnorcl::InvalidArgument("the network takes " + xnorcl::to_string(spec.input) +
-                                    "; xnorcl-classify feeds 1x3x96x96 images");
-    }
-    // Checked before anything is built: a valid file of another network may be huge to run.
-    const xnorcl::NetworkOutput out = xnorcl::network_output(spec);
-    if (out.packed || out.shape != xnorcl::Shape{1, 4, 1, 1}) {
-      throw xnorcl::InvalidArgument(
-          "the network's output is " + xnorcl::to_string(out.shape) +
-          (out.packed ? " packed bits" : " float32") +
-          "; xnorcl-classify needs 1x4x1x1 float32 logits (bus, normal, truck, van)");
-    }
+    const xnorcl::Graph graph = classifier_graph(weights, seed);
     const std::vector<float> x = read_image(image);
     xnorcl::RuntimeOptions options;
     options.log = xnorcl_cli::compile_notice("xnorcl-classify");
     xnorcl::Runtime rt = xnorcl::Runtime::create(options);
     std::cout << "device " << rt.device_name() << ", variant " << xnorcl::to_string(rt.variant()) << "\n";
-    xnorcl::Network net(rt, spec);
-    const xnorcl::Activation y = net.run(x.data());
-    if (y.packed || y.values.size() != 4)
-      throw std::runtime_error("the network's output is not 4 float logits");
-    const std::vector<xnorcl::Activation> want = xnorcl::reference_network(spec, x.data());
-    const bool equal = std::memcmp(y.values.data(), want.back().values.data(), 4 * sizeof(float)) == 0;
+    xnorcl::Model model(rt, graph);
+    xnorcl::Tensor input;
+    input.dims = {1, 3, 96, 96};
+    input.values = x;
+    const std::map<std::string, xnorcl::Tensor> inputs = {{graph.inputs[0].name, input}};
+    const xnorcl::Tensor y = model.run(inputs).at(graph.outputs[0]);
+    const xnorcl::Tensor want = xnorcl::reference_graph(graph, inputs).at(graph.outputs[0]);
+    const bool equal = std::memcmp(y.values.data(), want.values.data(), 4 * sizeof(float)) == 0;
     static const char* classes[4] = {"bus", "normal", "truck", "van"};
     int best = 0;
     for (int i = 0; i < 4; ++i) {
@@ -194,7 +209,7 @@ int main(int argc, char** argv) {
     }
     std::cout << "class: " << classes[best] << "\n";
     std::cout << "device logits " << (equal ? "bitwise equal to" : "DIFFER from") << " the host reference\n";
-    for (const xnorcl::StageTime& s : net.last_stage_times()) {
+    for (const xnorcl::StageTime& s : model.last_stage_times()) {
       std::cout << "  " << s.kernel << " " << s.milliseconds << " ms\n";
     }
     return equal ? 0 : 1;

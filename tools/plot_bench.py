@@ -3,8 +3,8 @@
 """Chart an `xnorcl-bench layers --json FILE` run: per layer, the binary convolution's time beside every
 float32 baseline the run measured (CLBlast on the device, oneDNN on a CPU device's host) and a perfect float32
 convolution at the measured FMA peak (medians, log scale). A `xnorcl-bench network --json FILE` run gets a
-bar pair per layer of the network (float32, binary) instead, and a `network --model M` run (a graph) a bar
-per step (fused nodes are one step), binary and float steps told apart.
+bar per step of the network instead (fused nodes are one step), binary and float steps told apart, and its
+float32 twin's time in the title.
 
 usage: tools/plot_bench.py bench.json [-o bench.png]
 Needs matplotlib (Debian: python3-matplotlib); renders without a display (Agg). Run by a python3 without
@@ -63,48 +63,6 @@ def median(stats):
     return stats["median"] if stats else None
 
 
-def plot_network(plt, run, output):
-    """Per row of the network table: float32 and binary median device time (us, log scale)."""
-    rows = run["layers"]
-    names = [r["name"] for r in rows]
-    series = [
-        ("float32 (CLBlast + kernels)", [median(r.get("float_ms")) for r in rows], "tab:orange"),
-        ("binary xnorcl::Network", [median(r.get("binary_ms")) for r in rows], "tab:blue"),
-    ]
-    width = 0.4
-    fig, ax = plt.subplots(figsize=(max(8, 0.9 * len(names)), 5))
-    for i, (label, values, color) in enumerate(series):
-        xs = [k + (i - 0.5) * width for k in range(len(names))]
-        heights = [v * 1e3 if v is not None and v > 0 else float("nan") for v in values]
-        bars = ax.bar(xs, heights, width, label=label, color=color)
-        for bar, v in zip(bars, heights):
-            if math.isfinite(v):
-                ax.annotate(f"{v:.3g}", (bar.get_x() + bar.get_width() / 2, v), ha="center", va="bottom",
-                            fontsize=6)
-    # A layer the binary network fused into the convolution before it has no time of its own.
-    for k, (f, b) in enumerate(zip(series[0][1], series[1][1])):
-        if f is not None and f > 0 and not (b is not None and b > 0):
-            ax.annotate("fused", (k + 0.5 * width, f * 1e3), ha="center", va="bottom", fontsize=6, rotation=90,
-                        color="tab:blue")
-    ax.set_yscale("log")
-    ax.set_ylabel("device time per layer, us (median, log scale)")
-    ax.set_xticks(range(len(names)))
-    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
-    net = run["network"]
-    speedup = net.get("speedup_wall")
-    speedup_text = f"{speedup:.2f}x" if speedup else "n/a"
-    ax.set_title(
-        f"vehicle classifier, batch {net['batch']}: xnorcl {run['library_version']} on {run['device']}\n"
-        f"variant {run['variant']}, whole network speed-up {speedup_text} (wall medians), "
-        f"{run['settings']['reps']} reps{noise_note(run)}",
-        fontsize=9,
-    )
-    ax.legend(fontsize=8)
-    ax.grid(axis="y", which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(output, dpi=120)
-
-
 def plot_graph(plt, run, output):
     """Per step of a graph run: median device time (ms, log scale), binary steps and float steps apart."""
     steps = run["steps"]
@@ -123,7 +81,8 @@ def plot_graph(plt, run, output):
     ax.set_title(
         f"{run['model']}, batch {run['batch']}: xnorcl {run['library_version']} on {run['device']}, variant "
         f"{run['variant']}\ndevice {run['device_median_ms']:.2f} ms, wall {run['wall_median_ms']:.2f} ms; perfect "
-        f"float32 {run['perfect_float32_ms']:.2f} ms (ratio {run['device_over_perfect_float32']:.2f})",
+        f"float32 {run['perfect_float32_ms']:.2f} ms (ratio {run['device_over_perfect_float32']:.2f}); float32 twin "
+        f"{run.get('float32_twin_device_median_ms', float('nan')):.2f} ms",
         fontsize=8,
     )
     ax.grid(axis="x", which="both", alpha=0.3)
@@ -142,10 +101,6 @@ def main():
     plt = import_pyplot()
     if "steps" in run:
         plot_graph(plt, run, output)
-        print(output)
-        return
-    if run.get("tool") == "xnorcl-bench network":
-        plot_network(plt, run, output)
         print(output)
         return
 

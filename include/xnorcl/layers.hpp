@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The layers around BinaryConvolution that a binarized network needs: thresholding into packed bits (folded
-// batch-norm + sign), float32 scale and bias, binary and float max-pooling, and the binary fully-connected
-// layer. Each runs on a Runtime's queue with device buffers (enqueue, chained by events) or host memory
-// (run), has a host reference computed exactly as the device computes, and refuses bad input with
-// InvalidArgument before any device work.
+// batch-norm + sign), binary and float max-pooling, and the binary fully-connected layer. Each runs on a
+// Runtime's queue with device buffers (enqueue, chained by events) or host memory (run), has a host reference
+// computed exactly as the device computes, and refuses bad input with InvalidArgument before any device work.
 //
 // Thread safety as BinaryConvolution: one object from one thread at a time; each owns its cl::Kernel objects.
 #pragma once
@@ -14,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "xnorcl/binary_convolution.hpp"  // StageTime
 #include "xnorcl/filter.hpp"
 #include "xnorcl/opencl.hpp"
 #include "xnorcl/packed.hpp"
@@ -41,43 +41,6 @@ class ThresholdPack {
   cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
                     const std::vector<cl::Event>* wait = nullptr);
   std::vector<std::uint32_t> run(const float* y);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-// Packed bits -> float NCHW 0/1 (the inverse of ThresholdPack with Greater 0; unpack_activations on the
-// host). Lets a packed activation feed a BinaryConvolution, whose input is float today.
-class Unpack {
- public:
-  Unpack(const Runtime& runtime, const Shape& shape);
-  ~Unpack();
-  Unpack(Unpack&&) noexcept;
-  Unpack& operator=(Unpack&&) noexcept;
-  const Shape& shape() const;
-  cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
-                    const std::vector<cl::Event>* wait = nullptr);
-  std::vector<float> run(const std::uint32_t* words);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-// Float NCHW -> float NCHW, out = fma(scale[c], y, bias[c]) (one rounding; equal to reference_scale_bias on
-// devices that keep subnormals, CL_FP_DENORM).
-class ScaleBias {
- public:
-  ScaleBias(const Runtime& runtime, const Shape& shape, const std::vector<float>& scale,
-            const std::vector<float>& bias);
-  ~ScaleBias();
-  ScaleBias(ScaleBias&&) noexcept;
-  ScaleBias& operator=(ScaleBias&&) noexcept;
-  const Shape& shape() const;
-  cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
-                    const std::vector<cl::Event>* wait = nullptr);
-  std::vector<float> run(const float* y);
 
  private:
   struct Impl;
@@ -154,6 +117,9 @@ class BinaryFullyConnected {
                     const std::vector<cl::Event>* wait = nullptr);
   std::vector<float> run(const std::uint32_t* words);                 // float output only
   std::vector<std::uint32_t> run_packed(const std::uint32_t* words);  // packed output only
+  // Device time per kernel of the last enqueue or run: binary_fc, then threshold_pack for a packed output
+  // (empty without profiling).
+  std::vector<StageTime> last_stage_times() const;
 
  private:
   struct Impl;

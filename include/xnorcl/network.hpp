@@ -1,26 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// A small binarized network: layers chained on one Runtime's queue, device buffers between them, no host
-// round-trip (every kernel waits on the previous one's event), and the vehicle classifier of Khan, Huttunen,
-// Boutellier ("Binarized Convolutional Neural Networks for Efficient Inference on GPUs", EUSIPCO 2018).
+// Layer chains: the contents of a version-1 network file (a chain of binary layers), their host reference,
+// and the graph that runs them (network_graph: a Model runs a chain like any graph); and the vehicle
+// classifier of Khan, Huttunen, Boutellier ("Binarized Convolutional Neural Networks for Efficient Inference
+// on GPUs", EUSIPCO 2018) as such a chain.
 //
 // Activations between layers are float32 NCHW or packed bits (xnorcl/packed.hpp). What each layer takes:
-//   Convolution     float or packed in (BinaryConvolution; a packed input is read as words,
-//                   BinaryConvolution::Options::input_packed, so such a convolution must have empty
-//                   input_thresholds) -> float out. A Threshold or ScaleBias layer right after a Convolution
-//                   becomes the convolution's output choice (BinaryConvolution::Output::Packed /
-//                   ScaleBias, applied in the GEMM's epilogue): one launch, no float tensor between them. A
-//                   MaxPool right after that Threshold becomes its max_pool (BinaryConvolution::Options::
-//                   max_pool): conv -> threshold -> pool in one launch, no unpooled bits stored.
-//                   Network::run_trace still reports every fused layer's output (from twins of the
-//                   convolution with float and unpooled packed output, made on first use).
-//   Threshold       float in -> packed out (ThresholdPack; fold_batch_norm gives the rules of a
+//   Convolution     float or packed in (BinaryConvolution; a packed input is read as words, so such a
+//                   convolution must have empty input_thresholds) -> float out.
+//   Threshold       float in -> packed out (one rule per channel; fold_batch_norm gives the rules of a
 //                   batch-norm+sign)
 //   ScaleBias       float in -> float out
-//   MaxPool         packed in -> packed out (BinaryMaxPool, OR of bits) or float -> float (MaxPool)
-//   FullyConnected  packed in -> float out [N, O, 1, 1] (BinaryFullyConnected); weights shape [O, C, H, W] of
-//                   its input, NCHW flatten order.
-// The network's input is float32 NCHW. last_stage_times() names a fused convolution's kernels
-// "<index>:convolution binary_convolution+threshold <kernel>" (or +scale_bias, +threshold+max_pool).
+//   MaxPool         packed in -> packed out (the OR of bits) or float -> float
+//   FullyConnected  packed in -> float out [N, O, 1, 1]; weights shape [O, C, H, W] of its input, NCHW
+//                   flatten order.
+// The chain's input is float32 NCHW.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +24,8 @@
 #include "xnorcl/binary_convolution.hpp"
 #include "xnorcl/filter.hpp"
 #include "xnorcl/graph.hpp"
-#include "xnorcl/layers.hpp"
 #include "xnorcl/packed.hpp"
-#include "xnorcl/runtime.hpp"
+#include "xnorcl/pool.hpp"
 #include "xnorcl/shape.hpp"
 
 namespace xnorcl {
@@ -74,40 +66,11 @@ struct Activation {
 
 // The host reference network: every layer's output in order (the last is the network's output), computed with
 // reference_binary_convolution, pack_activations, reference_scale_bias, reference_binary_maxpool,
-// reference_maxpool and reference_binary_fully_connected. Validates like Network.
+// reference_maxpool and reference_binary_fully_connected. Validates like network_graph.
 std::vector<Activation> reference_network(const NetworkSpec& spec, const float* x);
 
-class Network {
- public:
-  // Validates the chain (InvalidArgument naming the layer index and the problem), creates every layer's
-  // kernels and the intermediate device buffers.
-  Network(const Runtime& runtime, const NetworkSpec& spec);
-  ~Network();
-  Network(Network&&) noexcept;
-  Network& operator=(Network&&) noexcept;
-
-  const NetworkSpec& spec() const;
-  Shape output_shape() const;
-  bool output_packed() const;
-  std::size_t output_bytes() const;
-  // Device-resident: input float32 NCHW, output float32 or packed words. Returns the last kernel's event.
-  cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
-                    const std::vector<cl::Event>* wait = nullptr);
-  // Host in (N*C*H*W floats), host out.
-  Activation run(const float* x);
-  // Runs and reads back every layer's output (for tests and debugging).
-  std::vector<Activation> run_trace(const float* x);
-  // Device time per launch of the last enqueue/run ("<index>:<layer> <kernel>").
-  std::vector<StageTime> last_stage_times() const;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-// What the spec's layer chain produces, validated on the host as a Network would validate it (InvalidArgument
-// naming the layer otherwise), without a device or any computation: check a loaded file's output here before
-// building or running it.
+// What the chain produces, validated on the host (InvalidArgument naming the layer otherwise), without a
+// device or any computation: check a loaded file's output here before building or running it.
 struct NetworkOutput {
   Shape shape{};
   bool packed = false;
@@ -116,7 +79,7 @@ NetworkOutput network_output(const NetworkSpec& spec);
 
 // The network file format (docs/weights_format.md). serialize/parse work on bytes; save writes a temporary
 // file and renames it; load and parse throw InvalidArgument naming the offset for a malformed file (the layer
-// chain itself is validated when a Network or reference_network uses the spec).
+// chain itself is validated when network_graph or reference_network uses the spec).
 std::string serialize_network(const NetworkSpec& spec);
 NetworkSpec parse_network(const std::string& bytes);
 void save_network(const NetworkSpec& spec, const std::string& path);
@@ -127,7 +90,9 @@ NetworkSpec load_network(const std::string& path);
 // Threshold -> FakeQuantize, ScaleBias -> Multiply + Add, MaxPool -> MaxPool, FullyConnected ->
 // BinaryFullyConnected (a float output reshaped to [N, O, 1, 1]). load_graph reads version-1 files this way.
 // Floats agree bit for bit except where a ScaleBias that follows no Convolution is rounded twice (Multiply,
-// then Add) instead of once (one fma). InvalidArgument naming the layer for a chain a Network would refuse.
+// then Add) instead of once (one fma). Validates the chain first: InvalidArgument naming the layer index and
+// the problem (a Threshold of packed input, rules or scales not one per channel, a FullyConnected of float
+// input or of weights not [O, C, H, W] of its input, and every convolution or pool refusal).
 Graph network_graph(const NetworkSpec& spec);
 
 // The paper's vehicle classifier (sections 2-3): input [batch, 3, 96, 96] thresholded per channel (RGB

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Network: the layers of a NetworkSpec on one queue, chained by events, with device buffers between them; the
-// host reference network; the paper's vehicle classifier with calibrated thresholds.
+// Layer chains: their validation, the host reference network, and the paper's vehicle classifier with
+// calibrated thresholds. A Model runs a chain as the graph network_graph makes of it.
 #include "xnorcl/network.hpp"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 
 #include "ops/layer_common.hpp"
 #include "xnorcl/error.hpp"
+#include "xnorcl/layers.hpp"
 #include "xnorcl/reference.hpp"
 
 namespace xnorcl {
@@ -25,7 +26,7 @@ template <class... Ts>
 overloaded(Ts...) -> overloaded<Ts...>;
 
 std::string where(std::size_t index, const Layer& layer) {
-  return "Network layer " + std::to_string(index) + " (" + layer_name(layer) + ")";
+  return "layer " + std::to_string(index) + " (" + layer_name(layer) + ")";
 }
 
 // What flows between layers, as the chain is validated.
@@ -156,8 +157,8 @@ Activation reference_layer(const Layer& layer, const Activation& in) {
 }
 
 Flow validate_spec(const NetworkSpec& spec) {
-  detail::check_layer_shape(spec.input, "Network input");
-  if (spec.layers.empty()) throw InvalidArgument("Network: the spec has no layers");
+  detail::check_layer_shape(spec.input, "the layer chain's input");
+  if (spec.layers.empty()) throw InvalidArgument("the layer chain has no layers");
   Flow flow{spec.input, false};
   for (std::size_t i = 0; i < spec.layers.size(); ++i) flow = next_flow(i, spec.layers[i], flow);
   return flow;
@@ -199,299 +200,6 @@ std::vector<Activation> reference_network(const NetworkSpec& spec, const float* 
     outs.push_back(reference_layer(layer, outs.empty() ? in : outs.back()));
   }
   return outs;
-}
-
-// ---- the device network
-// ------------------------------------------------------------------------------------
-
-namespace {
-
-using EnqueueFn =
-    std::function<cl::Event(const cl::Buffer&, const cl::Buffer&, const std::vector<cl::Event>*)>;
-
-struct Stage {
-  std::string name;           // "<layer index>:<layer> <what>"
-  std::size_t layer = 0;      // index of the spec layer it belongs to
-  bool layer_output = false;  // its output is the layer's output
-  Flow out;
-  EnqueueFn enqueue;
-  std::function<std::vector<StageTime>()> stage_times;  // for stages with several kernels (convolution)
-  cl::Buffer buffer;  // its output, except for the last stage (the caller's buffer)
-  // A convolution fused with the layers after it (Threshold: packed output; ScaleBias: scale and bias in the
-  // GEMM's epilogue; Threshold then a MaxPool of its bits: packed, max-pooled output) produces the last
-  // fused layer's output; the outputs of the layers before it exist only for run_trace, which computes them
-  // with twins of the convolution (float output, then packed output without the pool), made on first use.
-  struct Twin {
-    std::function<std::unique_ptr<BinaryConvolution>()> make;
-    std::shared_ptr<BinaryConvolution> conv;
-    Flow out;
-  };
-  std::vector<Twin> twins;
-};
-
-std::uint64_t flow_bytes(const Flow& f) {
-  return 4 * std::uint64_t(f.packed ? packed_word_count(f.shape) : detail::element_count(f.shape));
-}
-
-}  // namespace
-
-struct Network::Impl {
-  explicit Impl(const Runtime& r) : runtime(r) {}
-  Runtime runtime;
-  NetworkSpec spec;
-  std::vector<Stage> stages;
-  std::vector<std::pair<std::size_t, cl::Event>> last_events;  // stage index, its event
-};
-
-Network::Network(const Runtime& runtime, const NetworkSpec& spec) {
-  const auto& state = detail::runtime_state(runtime, "Network");
-  validate_spec(spec);
-  auto m = std::make_unique<Impl>(runtime);
-  m->spec = spec;
-  Flow flow{spec.input, false};
-  for (std::size_t i = 0; i < spec.layers.size(); ++i) {
-    const Layer& layer = spec.layers[i];
-    const Flow out = next_flow(i, layer, flow);
-    std::size_t skip = 0;  // layers after this convolution fused into it
-    Flow flow_after = out;
-    const std::string prefix = std::to_string(i) + ":" + layer_name(layer);
-    auto add = [&](const std::string& what, const Flow& produced, EnqueueFn fn, bool layer_output) {
-      Stage s;
-      s.name = prefix + " " + what;
-      s.layer = i;
-      s.layer_output = layer_output;
-      s.out = produced;
-      s.enqueue = std::move(fn);
-      m->stages.push_back(std::move(s));
-    };
-    // A packed input is read directly (Options::input_packed); a Threshold or ScaleBias right after the
-    // convolution becomes its output choice (one launch fewer, no float tensor between them), and a MaxPool
-    // right after that Threshold the output's max_pool (one more launch fewer, no unpooled bits stored).
-    auto add_convolution = [&](const ConvolutionLayer& c) {
-      BinaryConvolution::Options options;
-      options.input_packed = flow.packed;
-      auto layer_at = [&](std::size_t k) { return k < spec.layers.size() ? &spec.layers[k] : nullptr; };
-      std::string fused_with;
-      std::vector<BinaryConvolution::Options> twin_options(1);  // the float twin's
-      twin_options[0].input_packed = options.input_packed;
-      if (const auto* t = layer_at(i + 1) ? std::get_if<ThresholdLayer>(layer_at(i + 1)) : nullptr) {
-        options.output = BinaryConvolution::Output::packed(
-            t->rules.empty() ? std::vector<Threshold>(static_cast<std::size_t>(out.shape[1])) : t->rules);
-        fused_with = "threshold";
-        skip = 1;
-        if (const auto* p = layer_at(i + 2) ? std::get_if<MaxPoolLayer>(layer_at(i + 2)) : nullptr) {
-          twin_options.push_back(options);  // the packed twin's: the threshold layer's output
-          options.max_pool = p->attributes;
-          fused_with = "threshold+max_pool";
-          skip = 2;
-        }
-      } else if (const auto* sb = layer_at(i + 1) ? std::get_if<ScaleBiasLayer>(layer_at(i + 1)) : nullptr) {
-        options.output = BinaryConvolution::Output::scale_and_bias(sb->scale, sb->bias);
-        fused_with = "scale_bias";
-        skip = 1;
-      }
-      const Shape in_shape = flow.shape;
-      auto conv = std::make_shared<BinaryConvolution>(runtime, c.attributes, in_shape, c.filter, options);
-      // The flows of the fused layers: the convolution's, then each fused layer's.
-      std::vector<Flow> flows(1, out);
-      for (std::size_t k = 1; k <= skip; ++k)
-        flows.push_back(next_flow(i + k, spec.layers[i + k], flows.back()));
-      add(
-          fused_with.empty() ? "binary_convolution" : "binary_convolution+" + fused_with, flows.back(),
-          [conv](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
-            return conv->enqueue(a, b, w);
-          },
-          true);
-      Stage& st = m->stages.back();
-      st.layer = i + skip;
-      st.stage_times = [conv] { return conv->last_stage_times(); };
-      for (std::size_t k = 0; k < skip; ++k) {
-        const BinaryConvolution::Options o = twin_options[k];
-        st.twins.push_back({[runtime, c, in_shape, o] {
-                              return std::make_unique<BinaryConvolution>(runtime, c.attributes, in_shape,
-                                                                         c.filter, o);
-                            },
-                            nullptr, flows[k]});
-      }
-      flow_after = flows.back();
-    };
-    // A layer object of layers.hpp as the next stage (its enqueue, run after the previous stage).
-    auto add_layer = [&](const char* kernel, auto layer) {
-      add(
-          kernel, out,
-          [layer](const cl::Buffer& a, const cl::Buffer& b, const std::vector<cl::Event>* w) {
-            return layer->enqueue(a, b, w);
-          },
-          true);
-    };
-    std::visit(
-        overloaded{
-            [&](const ConvolutionLayer& c) { add_convolution(c); },
-            [&](const ThresholdLayer& t) {
-              add_layer("threshold_pack", std::make_shared<ThresholdPack>(runtime, flow.shape, t.rules));
-            },
-            [&](const ScaleBiasLayer& s) {
-              add_layer("scale_bias", std::make_shared<ScaleBias>(runtime, flow.shape, s.scale, s.bias));
-            },
-            [&](const MaxPoolLayer& p) {
-              if (flow.packed) {
-                add_layer("binary_maxpool",
-                          std::make_shared<BinaryMaxPool>(runtime, p.attributes, flow.shape));
-              } else {
-                add_layer("maxpool_f32", std::make_shared<MaxPool>(runtime, p.attributes, flow.shape));
-              }
-            },
-            [&](const FullyConnectedLayer& f) {
-              add_layer("binary_fc", std::make_shared<BinaryFullyConnected>(runtime, flow.shape, f.weights));
-            }},
-        layer);
-    flow = flow_after;
-    i += skip;
-  }
-  detail::cl_call(
-      [&] {
-        for (std::size_t i = 0; i + 1 < m->stages.size(); ++i) {
-          m->stages[i].buffer = cl::Buffer(state->context, CL_MEM_READ_WRITE,
-                                           static_cast<std::size_t>(flow_bytes(m->stages[i].out)));
-        }
-      },
-      "allocating the activations of a Network");
-  impl_ = std::move(m);
-}
-
-Network::~Network() = default;
-Network::Network(Network&&) noexcept = default;
-Network& Network::operator=(Network&&) noexcept = default;
-
-const NetworkSpec& Network::spec() const {
-  return impl_->spec;
-}
-Shape Network::output_shape() const {
-  return impl_->stages.back().out.shape;
-}
-bool Network::output_packed() const {
-  return impl_->stages.back().out.packed;
-}
-std::size_t Network::output_bytes() const {
-  return static_cast<std::size_t>(flow_bytes(impl_->stages.back().out));
-}
-
-cl::Event Network::enqueue(const cl::Buffer& input, const cl::Buffer& output,
-                           const std::vector<cl::Event>* wait) {
-  Impl& m = *impl_;
-  detail::check_enqueue_arguments(
-      "Network::enqueue", m.runtime.state()->context,
-      {input, 4 * std::uint64_t(detail::element_count(m.spec.input)), m.spec.input, false},
-      {output, output_bytes(), output_shape(), output_packed()}, false, wait);
-  m.last_events.clear();
-  std::vector<cl::Event> previous;
-  const std::vector<cl::Event>* wait_list = wait;
-  const cl::Buffer* in = &input;
-  cl::Event last;
-  for (std::size_t i = 0; i < m.stages.size(); ++i) {
-    Stage& s = m.stages[i];
-    const cl::Buffer& out = i + 1 == m.stages.size() ? output : s.buffer;
-    last = s.enqueue(*in, out, wait_list);
-    m.last_events.emplace_back(i, last);
-    previous.assign(1, last);
-    wait_list = &previous;
-    in = &s.buffer;
-  }
-  return last;
-}
-
-namespace {
-
-Activation read_activation(const cl::CommandQueue& queue, const cl::Buffer& buffer, const Flow& f,
-                           const std::vector<cl::Event>* wait) {
-  Activation a;
-  a.shape = f.shape;
-  a.packed = f.packed;
-  if (f.packed) {
-    a.words.resize(static_cast<std::size_t>(packed_word_count(f.shape)));
-    queue.enqueueReadBuffer(buffer, CL_TRUE, 0, a.words.size() * 4, a.words.data(), wait);
-  } else {
-    a.values.resize(static_cast<std::size_t>(detail::element_count(f.shape)));
-    queue.enqueueReadBuffer(buffer, CL_TRUE, 0, a.values.size() * 4, a.values.data(), wait);
-  }
-  return a;
-}
-
-}  // namespace
-
-std::vector<Activation> Network::run_trace(const float* x) {
-  if (!x) throw InvalidArgument("Network::run_trace: the input pointer is null");
-  Impl& m = *impl_;
-  const auto& state = m.runtime.state();
-  std::vector<Activation> outs;
-  detail::cl_call(
-      [&] {
-        cl::Buffer input(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                         static_cast<std::size_t>(detail::element_count(m.spec.input) * 4),
-                         const_cast<float*>(x));
-        cl::Buffer output(state->context, CL_MEM_READ_WRITE, output_bytes());
-        std::vector<cl::Event> done(1, enqueue(input, output));
-        for (std::size_t i = 0; i < m.stages.size(); ++i) {
-          Stage& s = m.stages[i];
-          for (Stage::Twin& t : s.twins) {
-            // The outputs of the layers fused into the convolution, from its twins on the same input (every
-            // stage's input buffer still holds what the network's run left there).
-            if (!t.conv) t.conv = t.make();
-            cl::Buffer twin_output(state->context, CL_MEM_READ_WRITE,
-                                   static_cast<std::size_t>(flow_bytes(t.out)));
-            std::vector<cl::Event> twin_done(
-                1, t.conv->enqueue(i == 0 ? input : m.stages[i - 1].buffer, twin_output, &done));
-            outs.push_back(read_activation(state->queue, twin_output, t.out, &twin_done));
-          }
-          if (!s.layer_output) continue;
-          outs.push_back(
-              read_activation(state->queue, i + 1 == m.stages.size() ? output : s.buffer, s.out, &done));
-        }
-      },
-      "Network::run_trace");
-  return outs;
-}
-
-Activation Network::run(const float* x) {
-  if (!x) throw InvalidArgument("Network::run: the input pointer is null");
-  Impl& m = *impl_;
-  const auto& state = m.runtime.state();
-  Activation out;
-  detail::cl_call(
-      [&] {
-        cl::Buffer input(state->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                         static_cast<std::size_t>(detail::element_count(m.spec.input) * 4),
-                         const_cast<float*>(x));
-        cl::Buffer output(state->context, CL_MEM_READ_WRITE, output_bytes());
-        std::vector<cl::Event> done(1, enqueue(input, output));
-        out = read_activation(state->queue, output, m.stages.back().out, &done);
-      },
-      "Network::run");
-  state->after_first_host_run();  // the program cache, on drivers that add code at first launch
-  return out;
-}
-
-std::vector<StageTime> Network::last_stage_times() const {
-  std::vector<StageTime> out;
-  const Impl& m = *impl_;
-  if (!m.runtime.state()->profiling) return out;
-  detail::cl_call(
-      [&] {
-        for (const auto& [index, event] : m.last_events) {
-          const Stage& s = m.stages[index];
-          if (s.stage_times) {
-            for (const StageTime& t : s.stage_times())
-              out.push_back({s.name + " " + t.kernel, t.milliseconds});
-            continue;
-          }
-          event.wait();
-          const cl_ulong start = event.getProfilingInfo<CL_PROFILING_COMMAND_START>();
-          const cl_ulong end = event.getProfilingInfo<CL_PROFILING_COMMAND_END>();
-          out.push_back({s.name, double(end - start) * 1e-6});
-        }
-      },
-      "reading the profiling events of a Network");
-  return out;
 }
 
 // ---- the paper's vehicle classifier

@@ -68,6 +68,7 @@ struct BinaryFullyConnected::Impl {
   int O = 0, Kwt = 0, K = 0;
   std::optional<ThresholdPack> pack;  // packed output: the float result is thresholded
   cl::Buffer scratch;                 // the float result when the output is packed
+  std::vector<std::pair<std::string, cl::Event>> last_events;
 };
 
 BinaryFullyConnected::BinaryFullyConnected(const Runtime& runtime, const Shape& input, const Filter& weights,
@@ -150,9 +151,23 @@ cl::Event BinaryFullyConnected::enqueue(const cl::Buffer& input, const cl::Buffe
   const std::size_t global0 = m.local ? static_cast<std::size_t>(m.O) * m.wg : static_cast<std::size_t>(m.O);
   cl::Event e = detail::enqueue_linear(m.runtime.state()->queue, m.kernel, global0, m.wg, wait, "binary_fc",
                                        static_cast<std::size_t>(N));
+  m.last_events = {{"binary_fc", e}};
   if (!m.pack) return e;
   const std::vector<cl::Event> after(1, e);
-  return m.pack->enqueue(m.scratch, output, &after);
+  m.last_events.emplace_back("threshold_pack", m.pack->enqueue(m.scratch, output, &after));
+  return m.last_events.back().second;
+}
+
+std::vector<StageTime> BinaryFullyConnected::last_stage_times() const {
+  std::vector<StageTime> times;
+  if (!impl_->runtime.state()->profiling) return times;
+  detail::cl_call(
+      [&] {
+        for (const auto& [name, e] : impl_->last_events)
+          times.push_back({name, detail::event_milliseconds(e)});
+      },
+      "reading the profiling events of a BinaryFullyConnected");
+  return times;
 }
 
 std::vector<float> BinaryFullyConnected::run(const std::uint32_t* words) {

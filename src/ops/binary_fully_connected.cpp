@@ -34,7 +34,7 @@ class FullyConnectedStep final : public DeviceStep {
                     const std::vector<cl::Event>& wait) override {
     return layer_.enqueue(*in[0], *out[0], &wait);
   }
-  std::vector<StageTime> stage_times() const override { return {}; }
+  std::vector<StageTime> stage_times() const override { return layer_.last_stage_times(); }
   std::size_t weight_bytes() const override {
     const Shape in = layer_.input_shape();
     return static_cast<std::size_t>(layer_.output_shape()[1] * packed_words_per_pixel(in[1]) * in[2] * in[3] *

@@ -45,13 +45,11 @@ std::vector<StageTime> LinearStep::stage_times() const {
   // One launch: the executor times the step's event itself.
   if (events_.size() < 2 || !runtime_.state()->profiling) return {};
   std::vector<StageTime> times;
-  for (const auto& [name, e] : events_) {
-    e.wait();
-    const double ms = static_cast<double>(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                          e.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
-                      1e-6;
-    times.push_back({name, ms});
-  }
+  detail::cl_call(
+      [&] {
+        for (const auto& [name, e] : events_) times.push_back({name, detail::event_milliseconds(e)});
+      },
+      "reading the profiling events of " + description_);
   return times;
 }
 

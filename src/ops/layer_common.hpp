@@ -51,6 +51,14 @@ inline std::int64_t element_count(const Shape& s) {
   return s[0] * s[1] * s[2] * s[3];
 }
 
+// The device time of a command in milliseconds, from its profiling events (waits for it to finish).
+inline double event_milliseconds(const cl::Event& event) {
+  event.wait();
+  return static_cast<double>(event.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                             event.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+         1e-6;
+}
+
 // Enqueues a 1-D kernel over `total` work-items (rounded up to the program's local size) or, with rows > 1,
 // a 2-D range (global0 x rows, local (local_size, 1)).
 inline cl::Event enqueue_linear(const cl::CommandQueue& queue, cl::Kernel& kernel, std::size_t global0,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ThresholdPack, Unpack and ScaleBias: launchers of cl_kernels/threshold_pack.cl.
+// ThresholdPack: the launcher of cl_kernels/threshold_pack.cl.
 #include <string>
 
 #include "ops/layer_common.hpp"
@@ -11,9 +11,6 @@ using detail::check_layer_shape;
 using detail::element_count;
 using detail::enqueue_linear;
 using detail::set_args;
-
-// ---- ThresholdPack
-// ------------------------------------------------------------------------------------------
 
 struct ThresholdPack::Impl {
   Runtime runtime;
@@ -94,113 +91,6 @@ std::vector<std::uint32_t> ThresholdPack::run(const float* y) {
       *impl_->runtime.state(), y, static_cast<std::size_t>(element_count(impl_->shape)),
       static_cast<std::size_t>(packed_word_count(impl_->shape)),
       [&](const cl::Buffer& in, const cl::Buffer& out) { return enqueue(in, out); }, "ThresholdPack::run");
-}
-
-// ---- Unpack
-// ----------------------------------------------------------------------------------------------------
-
-struct Unpack::Impl {
-  Runtime runtime;
-  Shape shape{};
-  cl::Kernel kernel;
-  std::size_t wg = 1;
-};
-
-Unpack::Unpack(const Runtime& runtime, const Shape& shape) {
-  const auto& s = detail::runtime_state(runtime, "Unpack");
-  check_layer_shape(shape, "Unpack");
-  auto m =
-      std::make_unique<Impl>(Impl{runtime, shape, {}, s->linear_program("threshold_pack.cl").work_group});
-  m->kernel =
-      detail::make_kernel(s->linear_program("threshold_pack.cl").program, "unpack_bits", s->device, m->wg);
-  impl_ = std::move(m);
-}
-Unpack::~Unpack() = default;
-Unpack::Unpack(Unpack&&) noexcept = default;
-Unpack& Unpack::operator=(Unpack&&) noexcept = default;
-const Shape& Unpack::shape() const {
-  return impl_->shape;
-}
-
-cl::Event Unpack::enqueue(const cl::Buffer& input, const cl::Buffer& output,
-                          const std::vector<cl::Event>* wait) {
-  Impl& m = *impl_;
-  const std::int64_t total = element_count(m.shape);
-  detail::check_enqueue_arguments("Unpack::enqueue", m.runtime.state()->context,
-                                  {input, std::uint64_t(packed_word_count(m.shape)) * 4, m.shape, true},
-                                  {output, std::uint64_t(total) * 4, m.shape, false}, false, wait);
-  set_args(m.kernel, "unpack_bits", input, output, cl_int(m.shape[1]), cl_int(m.shape[2] * m.shape[3]),
-           cl_int(packed_words_per_pixel(m.shape[1])), cl_int(total));
-  return enqueue_linear(m.runtime.state()->queue, m.kernel, static_cast<std::size_t>(total), m.wg, wait,
-                        "unpack_bits");
-}
-
-std::vector<float> Unpack::run(const std::uint32_t* words) {
-  return detail::run_on_device<float>(
-      *impl_->runtime.state(), words, static_cast<std::size_t>(packed_word_count(impl_->shape)),
-      static_cast<std::size_t>(element_count(impl_->shape)),
-      [&](const cl::Buffer& in, const cl::Buffer& out) { return enqueue(in, out); }, "Unpack::run");
-}
-
-// ---- ScaleBias
-// ---------------------------------------------------------------------------------------------
-
-struct ScaleBias::Impl {
-  Runtime runtime;
-  Shape shape{};
-  cl::Kernel kernel;
-  std::size_t wg = 1;
-  cl::Buffer scale, bias;
-};
-
-ScaleBias::ScaleBias(const Runtime& runtime, const Shape& shape, const std::vector<float>& scale,
-                     const std::vector<float>& bias) {
-  const auto& s = detail::runtime_state(runtime, "ScaleBias");
-  check_layer_shape(shape, "ScaleBias");
-  fold_batch_norm(scale, bias);  // the same checks: sizes, finite values
-  if (static_cast<std::int64_t>(scale.size()) != shape[1]) {
-    throw InvalidArgument("ScaleBias: " + std::to_string(scale.size()) + " scales for " +
-                          std::to_string(shape[1]) + " channels (shape " + to_string(shape) + ")");
-  }
-  auto m = std::make_unique<Impl>(
-      Impl{runtime, shape, {}, s->linear_program("threshold_pack.cl").work_group, {}, {}});
-  m->kernel =
-      detail::make_kernel(s->linear_program("threshold_pack.cl").program, "scale_bias", s->device, m->wg);
-  detail::cl_call(
-      [&] {
-        m->scale = cl::Buffer(s->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, scale.size() * 4,
-                              const_cast<float*>(scale.data()));
-        m->bias = cl::Buffer(s->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bias.size() * 4,
-                             const_cast<float*>(bias.data()));
-      },
-      "allocating the scale and bias of a ScaleBias");
-  impl_ = std::move(m);
-}
-ScaleBias::~ScaleBias() = default;
-ScaleBias::ScaleBias(ScaleBias&&) noexcept = default;
-ScaleBias& ScaleBias::operator=(ScaleBias&&) noexcept = default;
-const Shape& ScaleBias::shape() const {
-  return impl_->shape;
-}
-
-cl::Event ScaleBias::enqueue(const cl::Buffer& input, const cl::Buffer& output,
-                             const std::vector<cl::Event>* wait) {
-  Impl& m = *impl_;
-  const std::int64_t total = element_count(m.shape);
-  detail::check_enqueue_arguments("ScaleBias::enqueue", m.runtime.state()->context,
-                                  {input, std::uint64_t(total) * 4, m.shape, false},
-                                  {output, std::uint64_t(total) * 4, m.shape, false}, false, wait);
-  set_args(m.kernel, "scale_bias", input, output, m.scale, m.bias, cl_int(m.shape[1]),
-           cl_int(m.shape[2] * m.shape[3]), cl_int(total));
-  return enqueue_linear(m.runtime.state()->queue, m.kernel, static_cast<std::size_t>(total), m.wg, wait,
-                        "scale_bias");
-}
-
-std::vector<float> ScaleBias::run(const float* y) {
-  const std::size_t n = static_cast<std::size_t>(element_count(impl_->shape));
-  return detail::run_on_device<float>(
-      *impl_->runtime.state(), y, n, n,
-      [&](const cl::Buffer& in, const cl::Buffer& out) { return enqueue(in, out); }, "ScaleBias::run");
 }
 
 }  // namespace xnorcl

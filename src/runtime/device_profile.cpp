@@ -154,7 +154,7 @@ std::string linear_build_options(std::size_t work_group_size, int word_bits) {
 
 const std::vector<NetworkProgram>& network_programs() {
   static const std::vector<NetworkProgram> programs = {
-      {"threshold_pack.cl", {"threshold_pack", "unpack_bits", "scale_bias"}, false},
+      {"threshold_pack.cl", {"threshold_pack"}, false},
       {"binary_maxpool.cl", {"binary_maxpool", "maxpool_f32"}, false},
       {"binary_fc.cl", {"binary_fc"}, true},
       {"convolution.cl", {"convolution", "convolution_1x1"}, false},

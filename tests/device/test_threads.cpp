@@ -109,7 +109,6 @@ std::function<bool()> mixed_layer(Runtime& rt, int kind, int t, std::int64_t H) 
   const std::vector<std::uint32_t> words = pack_activations(x.data(), s, {});
   std::vector<std::uint8_t> bits(static_cast<std::size_t>(16 * C * H * H / 8));
   for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = static_cast<std::uint8_t>(i * 37 + t);
-  const std::vector<float> ones(static_cast<std::size_t>(C), 1.5f), zeros(static_cast<std::size_t>(C), -0.5f);
   const PoolAttributes pool;
   switch (kind) {
     case 0:
@@ -128,10 +127,14 @@ std::function<bool()> mixed_layer(Runtime& rt, int kind, int t, std::int64_t H) 
         return BinaryFullyConnected(rt, s, f).run(words.data()) == want;
       };
     }
-    case 4:
-      return [&rt, s, x, ones, zeros, want = reference_scale_bias(x.data(), s, ones, zeros)] {
-        return ScaleBias(rt, s, ones, zeros).run(x.data()) == want;
+    case 4: {  // packed output: binary_fc, then threshold_pack
+      const Filter f = Filter::from_packed(bits.data(), bits.size(), Shape{5, C, H, H}, BitOrder::MsbFirst);
+      const std::vector<Threshold> rules = greater_than(std::vector<float>(5, 0.5f));
+      const std::vector<float> y = reference_binary_fully_connected(words.data(), s, f);
+      return [&rt, s, words, f, rules, want = pack_activations(y.data(), Shape{1, 5, 1, 1}, rules)] {
+        return BinaryFullyConnected(rt, s, f, rules).run_packed(words.data()) == want;
       };
+    }
     default: {
       const Filter f = Filter::from_packed(bits.data(), bits.size(), Shape{16, C, 3, 3}, BitOrder::MsbFirst);
       const BinaryConvolution::Attributes a;

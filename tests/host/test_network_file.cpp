@@ -268,5 +268,5 @@ TEST_CASE("network_output: what a loaded chain produces, known before anything i
   spec.layers.push_back(ThresholdLayer{});
   CHECK(network_output(spec).packed);
   spec.layers.push_back(ScaleBiasLayer{{1.0f}, {0.0f}});
-  CHECK_THROWS_WITH(network_output(spec), Catch::Contains("Network layer 2 (scale_bias)"));
+  CHECK_THROWS_WITH(network_output(spec), Catch::Contains("layer 2 (scale_bias)"));
 }

@@ -35,7 +35,7 @@ struct Options {
   std::string model = "vehicle";  // network: vehicle | bireal18 | resnet18 | a .xnn graph file
 };
 
-// Appended to the build options of the bench's own kernels (peak.cl, network_float.cl): OpenCL's standard
+// Appended to the build options of the bench's own kernels (peak.cl): OpenCL's standard
 // "no warnings". PoCL prints its compiler's warnings on stderr ("24 warnings generated.": on a CPU without
 // AVX-512, 16-lane vector arguments "change the ABI", which is harmless inside one program); they would read
 // as a problem of the run. The library does the same on PoCL (src/runtime/device_profile.cpp).
@@ -191,14 +191,22 @@ struct RunInfo {
   NoiseVerdict noise;
 };
 
+// The seed of the vehicle classifier's weights that `network` times (the device tests' seed).
+constexpr std::uint64_t kVehicleSeed = 2024;
+
+// The float32 twin of a binary graph (float_twin.cpp): the same layers and shapes with float ops, for
+// `network` to time beside it. BinaryConvolution -> Convolution with +-1 weights and zero padding;
+// FakeQuantize -> Add(-input_low) + Relu (a batch-norm shift and the activation);
+// BinaryFullyConnected -> (Reshape to [N, K]) + MatMul with +-1 weights; every other node as it is.
+xnorcl::Graph float_twin(const xnorcl::Graph& binary);
+
 // ---- parts -----------------------------------------------------------------------------------------------
 
 xnorcl::Runtime make_runtime(const Options& o);
 int run_devices(const Options& o);
-int run_graph_network(const Options& o);  // network --model other than vehicle (graph_network.cpp)
+int run_graph_network(const Options& o);  // network (graph_network.cpp)
 int run_peak(const Options& o);
 int run_layers(const Options& o);
-int run_network(const Options& o);  // network.cpp
 int run_startup(const Options& o, const char* argv0);
 int run_first_output(const Options& o);  // hidden: the child process of `startup`
 

@@ -23,8 +23,9 @@ commands:
                    Convolutional Neural Networks for Efficient Inference on GPUs" (EUSIPCO 2018), the
                    README example's 1x3x224x224 layer, three ResNet layers)
                    unless --layer is given, with the performance targets
-  network          check, then time, that vehicle classifier (xnorcl::Network) beside a float32
-                   network of the same layers (CLBlast) on the same queue: per layer and whole network
+  network          check, then time, a whole network (--model; default the vehicle classifier) beside
+                   its float32 twin (the same layers with float ops) on the same queue: per step and
+                   whole network, against a perfect float32 network at the FMA peak, with the targets
   startup          process start to first correct output of the example layer in fresh processes, cold
                    (empty program cache) against warm, with PoCL's own cache off
 
@@ -44,8 +45,8 @@ options:
   --quiet-check    layers, network: before measuring, wait (up to 2 minutes) until two peak measurements
                    in a row agree within 15%
   --batch N        network: images per run (default 1)
-  --model M        network: vehicle (the default: the chain network beside its CLBlast float32 twin),
-                   bireal18, resnet18 (graphs built in code, seeded) or a .xnn graph file
+  --model M        network: vehicle (the default), bireal18, resnet18 (built in code, seeded) or a
+                   .xnn file
   --runs N         startup: fresh processes per cache state (default 3)
   -h, --help       this text
   --version        the version of xnorcl-bench and of the library
@@ -189,7 +190,7 @@ int main(int argc, char** argv) {
     if (o.command == "devices") return run_devices(o);
     if (o.command == "peak") return run_peak(o);
     if (o.command == "layers") return run_layers(o);
-    if (o.command == "network") return o.model == "vehicle" ? run_network(o) : run_graph_network(o);
+    if (o.command == "network") return run_graph_network(o);
     if (o.command == "startup") return run_startup(o, argv[0]);
     return run_first_output(o);
   } catch (const UsageError& e) {

@@ -25,6 +25,7 @@
 #include "ops/binary_convolution/pad_fold.hpp"
 #include "ops/binary_convolution/validate_options.hpp"
 #include "ops/binary_convolution/xnor_gemm.hpp"
+#include "ops/layer_common.hpp"
 #include "runtime/cl_call.hpp"
 #include "runtime/enqueue_checks.hpp"
 #include "runtime/runtime_state.hpp"
@@ -515,10 +516,7 @@ std::vector<StageTime> BinaryConvolution::last_stage_times() const {
         for (const auto& named_event : impl().last_events) {
           const std::string& name = named_event.first;
           const cl::Event& event = named_event.second;
-          event.wait();
-          const cl_ulong start = event.getProfilingInfo<CL_PROFILING_COMMAND_START>();
-          const cl_ulong end = event.getProfilingInfo<CL_PROFILING_COMMAND_END>();
-          const double ms = double(end - start) * 1e-6;
+          const double ms = detail::event_milliseconds(event);
           auto it =
               std::find_if(out.begin(), out.end(), [&](const StageTime& s) { return s.kernel == name; });
           if (it == out.end()) {
