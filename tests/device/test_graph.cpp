@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "device_checks.hpp"
 #include "device_support.hpp"
 #include "graph_case.hpp"
 
@@ -62,12 +63,7 @@ void binary_chain_case(Variant variant) {
   }
 }
 
-TEST_CASE("graph: binary chain with fused sign and max-pool (local)", "[local]") {
-  binary_chain_case(Variant::Local);
-}
-TEST_CASE("graph: binary chain with fused sign and max-pool (global)", "[global]") {
-  binary_chain_case(Variant::Global);
-}
+XNORCL_VARIANT_TEST("graph: binary chain with fused sign and max-pool", "", binary_chain_case)
 
 // A FakeQuantize before a binary convolution becomes the convolution's input thresholds only where its
 // bits are x > t per channel and the convolution alone reads them: falling levels (bit x < t), a second
@@ -118,14 +114,8 @@ void input_threshold_fusion_case(Variant variant) {
   }
 }
 
-TEST_CASE("graph: a FakeQuantize before a binary conv is its packing, where the rule allows (local)",
-          "[local]") {
-  input_threshold_fusion_case(Variant::Local);
-}
-TEST_CASE("graph: a FakeQuantize before a binary conv is its packing, where the rule allows (global)",
-          "[global]") {
-  input_threshold_fusion_case(Variant::Global);
-}
+XNORCL_VARIANT_TEST("graph: a FakeQuantize before a binary conv is its packing, where the rule allows", "",
+                    input_threshold_fusion_case)
 
 // Per-channel constants [1, c, 1, 1] of multiples of `step` in [-limit, limit]: products and sums with the
 // convolution's integer (or half-integer, pad_value 0.5) results are exact, so the fused fmaf and the
@@ -231,14 +221,8 @@ void activation_fusion_case(Variant variant) {
   }
 }
 
-TEST_CASE("graph: Relu/Clamp, batch-norm and residual Add or sign fused after a binary conv (local)",
-          "[local]") {
-  activation_fusion_case(Variant::Local);
-}
-TEST_CASE("graph: Relu/Clamp, batch-norm and residual Add or sign fused after a binary conv (global)",
-          "[global]") {
-  activation_fusion_case(Variant::Global);
-}
+XNORCL_VARIANT_TEST("graph: Relu/Clamp, batch-norm and residual Add or sign fused after a binary conv", "",
+                    activation_fusion_case)
 
 // Planning is near-linear in the node count: 48,000 nodes (a chain of Multiply by -1 and Relu, with every
 // 100th Relu's output also read by a node 50 steps later, so that buffers are shared across more than

@@ -39,9 +39,12 @@ def test_plan_and_node_times(runtime, classifier_path):
     model = xnorcl.load(classifier_path, runtime=runtime)
     plan = model.plan()
     assert plan["device"] == runtime.device_name and plan["variant"] == runtime.variant
-    # The chain runs as its graph: its input thresholds are a sign of their own, then each convolution with
-    # the threshold and max-pool after it is one step.
-    assert plan["nodes"][:2] == ["0:convolution.input_sign", "0:convolution+1:threshold+2:max_pool"]
+    # The chain runs as its graph, each convolution one step with the threshold and max-pool after it (the
+    # first with its input thresholds too, a sign node in its packing).
+    assert plan["nodes"][:2] == [
+        "0:convolution.input_sign+0:convolution+1:threshold+2:max_pool",
+        "3:convolution+4:threshold+5:max_pool",
+    ]
     assert plan["nodes"][-2].startswith("10:fully_connected") and plan["nodes"][-1] == "output.reshape"
     model.run(pixels(9, (2, 3, 96, 96)))
     times = model.last_node_times()
