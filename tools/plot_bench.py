@@ -79,8 +79,8 @@ def plot_graph(plt, run, output):
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in ("tab:blue", "tab:orange")]
     ax.legend(handles, ["binary step", "float step"], fontsize=8)
     ax.set_title(
-        f"{run['model']}, batch {run['batch']}: xnorcl {run['library_version']} on {run['device']}, variant "
-        f"{run['variant']}\ndevice {run['device_median_ms']:.2f} ms, wall {run['wall_median_ms']:.2f} ms; perfect "
+        f"{run['model']}, batch {run['batch']}: xnorcl {run['library_version']} on {run['device']},\nvariant "
+        f"{run['variant']}: device {run['device_median_ms']:.2f} ms, wall {run['wall_median_ms']:.2f} ms; perfect "
         f"float32 {run['perfect_float32_ms']:.2f} ms (ratio {run['device_over_perfect_float32']:.2f}); float32 twin "
         f"{run.get('float32_twin_device_median_ms', float('nan')):.2f} ms",
         fontsize=8,
