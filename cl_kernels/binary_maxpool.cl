@@ -9,16 +9,23 @@
 //   keys (exact IEEE order on every device, -0 == +0, subnormals count as themselves): a tap wins when its key
 //   is greater than the best so far, scanning the window row by row, so among equal keys the first wins; NaN
 //   (key 0) never wins; a window with no (non-NaN) input gives -FLT_MAX (0xff7fffff).
+// maxpool_f32_runs: the same result, a work-item per run of POOL_RUN consecutive outputs of one row, held as
+//   uint16 lanes: each tap of the window is one vector load (stride 1: 16 neighbouring columns; stride 2:
+//   32, of which the even ones) and vector key, compare and select, so that a compiler that runs work-items
+//   as scalar loops (PoCL on CPUs) still works on 16 outputs at once. Runs cut by the input's edges or the
+//   row's end load lane by lane, a lane without its column taking key 0 (it never wins).
 // Window of output (oy, ox): input rows oy*stride_y - pad_top + [0, KH), columns likewise (computed in 64 bits).
 //
-// NDRange: 1-D, global rounded up to WG_SIZE, local WG_SIZE; `total` real work-items (one per output word or
-// float). Quotients and remainders written out (r = a - q*b) for Oclgrind 21.10.
+// NDRange: 1-D, global rounded up to WG_SIZE, local WG_SIZE; `total` real work-items (one per output word,
+// float or run). Quotients and remainders written out (r = a - q*b) for Oclgrind 21.10.
 
 // Defaults only for compiling this file on its own (offline compilers, syntax checks); the runtime always
 // passes its own values from src/runtime/device_profile.cpp.
 #ifndef WG_SIZE
 #define WG_SIZE 64
 #endif
+
+#define POOL_RUN 16
 
 inline uint order_key(uint u) {
   const uint magnitude = u & 0x7fffffffu;
@@ -81,4 +88,73 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32(
     }
   }
   out[gid] = best;
+}
+
+inline uint16 order_keys(uint16 u) {
+  const uint16 magnitude = u & 0x7fffffffu;
+  uint16 k = select(u | 0x80000000u, ~u, (u & 0x80000000u) != 0u);
+  k = select(k, (uint16)(0x80000000u), magnitude == 0u);  // -0 == +0
+  return select(k, (uint16)(0u), magnitude > 0x7f800000u);  // NaN
+}
+
+// The POOL_RUN values of one window tap for the run's lanes (columns first + j * stride_x of `line`), and
+// which lanes have their column (valid: all bits set).
+inline uint16 tap_run(__global const uint* line, const long first, const int stride_x, const int W,
+                      const int lanes, int16* valid) {
+  const long last_loaded = first + (long)POOL_RUN * stride_x - 1;
+  if (lanes == POOL_RUN && (stride_x == 1 || stride_x == 2) && first >= 0 && last_loaded < W) {
+    *valid = (int16)(-1);
+    if (stride_x == 1) return vload16(0, line + first);
+    const uint16 a = vload16(0, line + first), b = vload16(0, line + first + POOL_RUN);
+    // The even columns of the 32 loaded, in one shuffle (built from the halves a.even and b.even, the same
+    // correct vector read as uninitialized under Oclgrind 21.10).
+    return shuffle2(a, b, (uint16)(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30));
+  }
+  uint values[POOL_RUN];
+  int ok[POOL_RUN];
+  for (int j = 0; j < POOL_RUN; ++j) {
+    const long ix = first + (long)j * stride_x;
+    ok[j] = (j < lanes && ix >= 0 && ix < W) ? -1 : 0;
+    values[j] = ok[j] ? line[ix] : 0u;
+  }
+  *valid = vload16(0, ok);
+  return vload16(0, values);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_runs(
+    __global const uint* restrict in, __global uint* restrict out, const int H, const int W, const int OH,
+    const int OW, const int KH, const int KW, const int stride_y, const int stride_x, const int pad_top,
+    const int pad_left, const int total) {
+  const int gid = (int)get_global_id(0);
+  if (gid >= total) return;
+  const int runs = OW / POOL_RUN + (OW % POOL_RUN != 0);
+  const int row = gid / runs;  // plane * OH + oy
+  const int ox0 = (gid - row * runs) * POOL_RUN;
+  const int plane = row / OH;
+  const int oy = row - plane * OH;
+  const int lanes = (int)min((long)POOL_RUN, (long)OW - ox0);
+  const long iy0 = (long)oy * stride_y - pad_top;
+  const int y_lo = (int)clamp(iy0, 0l, (long)H), y_hi = (int)clamp(iy0 + KH, 0l, (long)H);
+  const long ix0 = (long)ox0 * stride_x - pad_left;
+  uint16 best = (uint16)(0xff7fffffu);  // -FLT_MAX
+  uint16 best_key = (uint16)(0u);       // below every non-NaN key
+  for (int iy = y_lo; iy < y_hi; ++iy) {
+    __global const uint* line = in + ((ulong)plane * (ulong)H + (ulong)iy) * (ulong)W;
+    for (int kx = 0; kx < KW; ++kx) {
+      int16 valid;
+      const uint16 u = tap_run(line, ix0 + kx, stride_x, W, lanes, &valid);
+      const uint16 k = select((uint16)(0u), order_keys(u), valid);
+      const int16 wins = k > best_key;
+      best = select(best, u, wins);
+      best_key = select(best_key, k, wins);
+    }
+  }
+  __global uint* dst = out + (ulong)row * (ulong)OW + (ulong)ox0;
+  if (lanes == POOL_RUN) {
+    vstore16(best, 0, dst);
+    return;
+  }
+  uint values[POOL_RUN];
+  vstore16(best, 0, values);
+  for (int j = 0; j < lanes; ++j) dst[j] = values[j];
 }

@@ -25,8 +25,10 @@ class PoolStep final : public DeviceStep {
   std::vector<StageTime> stage_times() const override { return {}; }
   std::size_t weight_bytes() const override { return 0; }
   std::string describe() const override {
-    return std::string(std::is_same_v<Layer, BinaryMaxPool> ? "binary_maxpool " : "maxpool_f32 ") +
-           xnorcl::to_string(layer_.output_shape());
+    if constexpr (std::is_same_v<Layer, BinaryMaxPool>)
+      return "binary_maxpool " + xnorcl::to_string(layer_.output_shape());
+    else
+      return std::string(layer_.kernel()) + " " + xnorcl::to_string(layer_.output_shape());
   }
 
  private:

@@ -155,7 +155,7 @@ std::string linear_build_options(std::size_t work_group_size, int word_bits) {
 const std::vector<NetworkProgram>& network_programs() {
   static const std::vector<NetworkProgram> programs = {
       {"threshold_pack.cl", {"threshold_pack"}, false},
-      {"binary_maxpool.cl", {"binary_maxpool", "maxpool_f32"}, false},
+      {"binary_maxpool.cl", {"binary_maxpool", "maxpool_f32", "maxpool_f32_runs"}, false},
       {"binary_fc.cl", {"binary_fc"}, true},
       {"convolution.cl", {"convolution", "convolution_1x1"}, false},
       {"group_convolution.cl", {"depthwise_convolution"}, false},

@@ -138,6 +138,38 @@ void maxpool_matches_reference(Variant variant) {
   REQUIRE(checked >= 20);
 }
 
+// Rows wide enough for the Global variant's runs of 16 outputs per work-item: interior runs read each tap as
+// one vector (strides 1 and 2), runs cut by the input's edges or the row's end (and stride 3) lane by lane.
+// The values hold NaN, infinities, subnormals, -0 and +0 (a tie the first tap wins) and many equal values.
+void float_maxpool_over_wide_rows(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  Rng rng(320);
+  int checked = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const Shape s{rng.uniform(1, 2), rng.uniform(1, 4), rng.uniform(1, 6), rng.uniform(16, 90)};
+    PoolAttributes a;
+    a.kernel = {rng.uniform(1, 3), rng.uniform(1, 4)};
+    a.strides = {rng.uniform(1, 2), trial % 3 + 1};
+    a.pads_begin = {rng.uniform(0, a.kernel[0] - 1), rng.uniform(0, a.kernel[1] - 1)};
+    a.pads_end = {rng.uniform(0, a.kernel[0] - 1), rng.uniform(0, a.kernel[1] - 1)};
+    a.rounding_type = rng.chance(50) ? RoundingType::Ceil : RoundingType::Floor;
+    try {
+      validate_pool(a, s);
+    } catch (const InvalidArgument&) {
+      continue;
+    }
+    INFO("trial " << trial << " shape " << to_string(s) << " kernel " << a.kernel[0] << "x" << a.kernel[1]
+                  << " strides " << a.strides[0] << "," << a.strides[1] << " pads " << a.pads_begin[0] << ","
+                  << a.pads_begin[1] << "/" << a.pads_end[0] << "," << a.pads_end[1]);
+    const std::vector<float> y = random_values(rng, s, {});
+    MaxPool pool(rt, a, s);
+    CHECK(std::string(pool.kernel()) == (variant == Variant::Global ? "maxpool_f32_runs" : "maxpool_f32"));
+    REQUIRE(same_bits(pool.run(y.data()), reference_maxpool(y.data(), s, a)));
+    ++checked;
+  }
+  REQUIRE(checked >= 20);
+}
+
 // Strides and pads near INT_MAX: window corners beyond 32 bits (py * stride - pad) on either side of the
 // input, windows cut by the edges and empty ones; the kernels compute the corners in 64 bits.
 void maxpool_with_huge_attributes(Variant variant) {
@@ -247,6 +279,8 @@ XNORCL_VARIANT_TEST("threshold_pack equals the host packing", "[layers]", thresh
 XNORCL_VARIANT_TEST("folded batch-norm thresholds on the device, equality and NaN", "[layers]",
                     folded_batch_norm_on_device)
 XNORCL_VARIANT_TEST("binary and float max-pool equal their references", "[layers]", maxpool_matches_reference)
+XNORCL_VARIANT_TEST("float max-pool over rows of several runs of 16 equals its reference", "[layers]",
+                    float_maxpool_over_wide_rows)
 XNORCL_VARIANT_TEST("max-pools with strides and pads near INT_MAX equal their references", "[layers]",
                     maxpool_with_huge_attributes)
 XNORCL_VARIANT_TEST("binary fully-connected equals its reference, float and packed output", "[layers]",

@@ -35,6 +35,7 @@ using namespace xnorcl::test;
 struct Kept {
   std::vector<std::unique_ptr<Model>> models;
   std::vector<std::unique_ptr<BinaryFullyConnected>> layers;
+  std::vector<std::unique_ptr<MaxPool>> pools;
   std::vector<cl::Buffer> buffers;
 };
 
@@ -88,6 +89,31 @@ int run(Variant variant, Kept& kept) {
                           std::memcmp(y.data(), want.back().values.data(), y.size() * sizeof(float)) == 0;
   std::cout << to_string(variant) << ": small network " << (network_ok ? "bitwise equal" : "FAILED") << "\n";
   failures += network_ok ? 0 : 1;
+
+  // Float max-pools over rows of several runs of 16 outputs (the Global variant's vector loads: stride 1
+  // and 2, runs cut by the row's ends).
+  for (const int stride : {1, 2}) {
+    const Shape pool_in{1, 3, 5, 45};
+    PoolAttributes pa;
+    pa.kernel = {3, 3};
+    pa.strides = {stride, stride};
+    pa.pads_begin = {1, 1};
+    pa.pads_end = {1, 1};
+    std::vector<float> values(static_cast<std::size_t>(3 * 5 * 45));
+    for (float& v : values) v = static_cast<float>(rng.uniform(-8, 8)) * 0.25f;
+    kept.pools.push_back(std::make_unique<MaxPool>(rt, pa, pool_in));
+    MaxPool& pool = *kept.pools.back();
+    const Shape pool_out = pool.output_shape();
+    const std::size_t n = static_cast<std::size_t>(pool_out[1] * pool_out[2] * pool_out[3]);
+    const cl::Buffer pool_y = scratch(kept, rt, n * 4);
+    const std::vector<float> got =
+        download<float>(rt, pool_y, n, pool.enqueue(upload(kept, rt, values), pool_y));
+    const std::vector<float> want = reference_maxpool(values.data(), pool_in, pa);
+    const bool pool_ok = got.size() == want.size() && std::memcmp(got.data(), want.data(), n * 4) == 0;
+    std::cout << to_string(variant) << ": float max-pool, stride " << stride << " (" << pool.kernel() << ") "
+              << (pool_ok ? "bitwise equal" : "FAILED") << "\n";
+    failures += pool_ok ? 0 : 1;
+  }
 
   // Packed output of a fully-connected layer (its ThresholdPack after binary_fc).
   const Shape in{2, 33, 3, 2};
