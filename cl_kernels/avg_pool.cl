@@ -4,12 +4,20 @@
 // clipped to the input; its taps are summed row by row in float and divided by `full` when it is not 0,
 // else by the number of taps (a window with no tap gives 0).
 //
+// avg_pool_f32_runs: the same sums, a work-item per run of POOL_RUN consecutive outputs of one row as float16
+//   lanes (each tap one vector load; stride 2: two and a shuffle), as binary_maxpool.cl's maxpool_f32_runs.
+//   A lane without its column adds +0 (the sum starts at +0 and is never -0, so nothing changes) and does
+//   not count in its divisor.
+//
 // NDRange: 1-D, global rounded up to WG_SIZE, local WG_SIZE; `total` real work-items, consecutive ones on
-// consecutive outputs of a row. Quotients and remainders written out (r = a - q*b) for Oclgrind 21.10.
+// consecutive outputs (or runs) of a row. Quotients and remainders written out (r = a - q*b) for Oclgrind
+// 21.10.
 
 #ifndef WG_SIZE
 #define WG_SIZE 64
 #endif
+
+#define POOL_RUN 16
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32(
     __global const float* restrict in, __global float* restrict out, const int H, const int W, const int OH,
@@ -31,4 +39,63 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32(
     for (int ix = x_lo; ix < x_hi; ++ix) sum += x[iy * W + ix];
   const int divisor = full != 0 ? full : (y_hi - y_lo) * (x_hi - x_lo);
   out[gid] = divisor > 0 ? sum / (float)divisor : 0.0f;
+}
+
+// The POOL_RUN values of one window tap for the run's lanes (columns first + j * stride_x of `line`; 0 where a
+// lane has no column), and which lanes have their column (valid: all bits set).
+inline float16 tap_run(__global const float* line, const long first, const int stride_x, const int W,
+                       const int lanes, int16* valid) {
+  const long last_loaded = first + (long)POOL_RUN * stride_x - 1;
+  if (lanes == POOL_RUN && (stride_x == 1 || stride_x == 2) && first >= 0 && last_loaded < W) {
+    *valid = (int16)(-1);
+    if (stride_x == 1) return vload16(0, line + first);
+    const float16 a = vload16(0, line + first), b = vload16(0, line + first + POOL_RUN);
+    return shuffle2(a, b, (uint16)(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30));
+  }
+  float values[POOL_RUN];
+  int ok[POOL_RUN];
+  for (int j = 0; j < POOL_RUN; ++j) {
+    const long ix = first + (long)j * stride_x;
+    ok[j] = (j < lanes && ix >= 0 && ix < W) ? -1 : 0;
+    values[j] = ok[j] ? line[ix] : 0.0f;
+  }
+  *valid = vload16(0, ok);
+  return vload16(0, values);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32_runs(
+    __global const float* restrict in, __global float* restrict out, const int H, const int W, const int OH,
+    const int OW, const int KH, const int KW, const int stride_y, const int stride_x, const int pad_top,
+    const int pad_left, const int full, const int total) {
+  const int gid = (int)get_global_id(0);
+  if (gid >= total) return;
+  const int runs = OW / POOL_RUN + (OW % POOL_RUN != 0);
+  const int row = gid / runs;  // plane * OH + oy
+  const int ox0 = (gid - row * runs) * POOL_RUN;
+  const int plane = row / OH;
+  const int oy = row - plane * OH;
+  const int lanes = (int)min((long)POOL_RUN, (long)OW - ox0);
+  const long iy0 = (long)oy * stride_y - pad_top;
+  const int y_lo = (int)clamp(iy0, 0l, (long)H), y_hi = (int)clamp(iy0 + KH, 0l, (long)H);
+  const long ix0 = (long)ox0 * stride_x - pad_left;
+  float16 sum = (float16)(0.0f);
+  int16 taps = (int16)(0);
+  for (int iy = y_lo; iy < y_hi; ++iy) {
+    __global const float* line = in + ((ulong)plane * (ulong)H + (ulong)iy) * (ulong)W;
+    for (int kx = 0; kx < KW; ++kx) {
+      int16 valid;
+      sum += tap_run(line, ix0 + kx, stride_x, W, lanes, &valid);
+      taps -= valid;  // valid is -1 or 0
+    }
+  }
+  const int16 divisor = full != 0 ? (int16)(full) : taps;
+  const float16 average = select((float16)(0.0f), sum / convert_float16(divisor), divisor > 0);
+  __global float* dst = out + (ulong)row * (ulong)OW + (ulong)ox0;
+  if (lanes == POOL_RUN) {
+    vstore16(average, 0, dst);
+    return;
+  }
+  float values[POOL_RUN];
+  vstore16(average, 0, values);
+  for (int j = 0; j < lanes; ++j) dst[j] = values[j];
 }

@@ -13,6 +13,7 @@
 #include "ops/float_step.hpp"
 #include "ops/layer_common.hpp"
 #include "ops/pool_attributes.hpp"
+#include "runtime/device_profile.hpp"
 #include "xnorcl/error.hpp"
 
 namespace xnorcl::ops {
@@ -42,28 +43,40 @@ AvgGeometry geometry(const NodeView& v) {
   return a;
 }
 
+// Outputs per work-item of avg_pool_f32_runs (POOL_RUN in avg_pool.cl).
+constexpr std::int64_t kPoolRun = 16;
+
+const char* avg_pool_kernel(const Runtime& rt, const AvgGeometry& a) {
+  return detail::pools_in_runs(rt.variant(), a.g.output[3]) ? "avg_pool_f32_runs" : "avg_pool_f32";
+}
+
 class AvgPoolStep final : public LinearStep {
  public:
   AvgPoolStep(const Runtime& rt, const AvgGeometry& a)
-      : LinearStep(rt, "avg_pool.cl", "avg_pool_f32 " + xnorcl::to_string(a.g.output)),
+      : LinearStep(rt, "avg_pool.cl",
+                   std::string(avg_pool_kernel(rt, a)) + " " + xnorcl::to_string(a.g.output)),
         a_(a),
-        total_(a.g.output[0] * a.g.output[1] * a.g.output[2] * a.g.output[3]),
-        kernel_(kernel("avg_pool_f32")) {}
+        name_(avg_pool_kernel(rt, a)),
+        total_(a.g.output[0] * a.g.output[1] * a.g.output[2] *
+               (name_ == std::string("avg_pool_f32_runs") ? (a.g.output[3] + kPoolRun - 1) / kPoolRun
+                                                          : a.g.output[3])),
+        kernel_(kernel(name_)) {}
 
   cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
                     const std::vector<cl::Event>& wait) override {
     begin();
     const PoolGeometry& g = a_.g;
     const PoolAttributes& p = a_.attributes;
-    detail::set_args(kernel_, "avg_pool_f32", *in[0], *out[0], int_arg(g.input[2]), int_arg(g.input[3]),
+    detail::set_args(kernel_, name_, *in[0], *out[0], int_arg(g.input[2]), int_arg(g.input[3]),
                      int_arg(g.output[2]), int_arg(g.output[3]), cl_int(p.kernel[0]), cl_int(p.kernel[1]),
                      cl_int(p.strides[0]), cl_int(p.strides[1]), cl_int(g.pads_begin[0]),
                      cl_int(g.pads_begin[1]), int_arg(a_.full), int_arg(total_));
-    return launch(kernel_, "avg_pool_f32", static_cast<std::size_t>(total_), wait);
+    return launch(kernel_, name_, static_cast<std::size_t>(total_), wait);
   }
 
  private:
   AvgGeometry a_;
+  const char* name_;
   std::int64_t total_;
   cl::Kernel kernel_;
 };

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ops/layer_common.hpp"
+#include "runtime/device_profile.hpp"
 #include "xnorcl/layers.hpp"
 
 namespace xnorcl {
@@ -167,12 +168,9 @@ PoolLaunch make_pool(const Runtime& runtime, const PoolAttributes& a, const Shap
   return p;
 }
 
-// The float max-pool's kernel: runs of 16 outputs as vector lanes on the Global variant (CPUs, whose OpenCL
-// compilers vectorize only what the kernel body spells as vectors: a Bi-Real Net stem max-pool of
-// 64x112x112 took 1.7 ms per output on PoCL), one output per work-item on the Local variant (GPUs, where
-// that gives the most work-items).
-const char* float_pool_kernel(const Runtime& runtime) {
-  return runtime.variant() == Variant::Global ? "maxpool_f32_runs" : "maxpool_f32";
+const char* float_pool_kernel(const Runtime& runtime, const PoolAttributes& a, const Shape& input) {
+  return detail::pools_in_runs(runtime.variant(), validate_pool(a, input).output[3]) ? "maxpool_f32_runs"
+                                                                                     : "maxpool_f32";
 }
 
 // The arguments after (in, out) up to `total`, in the kernels' order.
@@ -239,8 +237,8 @@ struct MaxPool::Impl {
   PoolLaunch p;
 };
 MaxPool::MaxPool(const Runtime& runtime, const PoolAttributes& attributes, const Shape& input)
-    : impl_(std::make_unique<Impl>(
-          Impl{make_pool(runtime, attributes, input, float_pool_kernel(runtime), "MaxPool")})) {}
+    : impl_(std::make_unique<Impl>(Impl{make_pool(
+          runtime, attributes, input, float_pool_kernel(runtime, attributes, input), "MaxPool")})) {}
 MaxPool::~MaxPool() = default;
 MaxPool::MaxPool(MaxPool&&) noexcept = default;
 MaxPool& MaxPool::operator=(MaxPool&&) noexcept = default;

@@ -162,7 +162,7 @@ const std::vector<NetworkProgram>& network_programs() {
       {"mat_mul.cl", {"mat_mul"}, true},
       {"elementwise.cl", {"eltwise_same", "eltwise_broadcast", "eltwise_rows"}, false},
       {"activation.cl", {"activation_f32"}, false},
-      {"avg_pool.cl", {"avg_pool_f32"}, false},
+      {"avg_pool.cl", {"avg_pool_f32", "avg_pool_f32_runs"}, false},
       {"reduce_mean.cl", {"reduce_mean_f32", "reduce_mean_rows"}, false},
       {"softmax.cl", {"softmax_f32"}, false},
       {"concat.cl", {"concat_copy"}, false},

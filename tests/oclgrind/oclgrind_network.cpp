@@ -9,6 +9,7 @@
 // bitwise equal to its host reference; CTest fails the test when Oclgrind reports anything. Only buffers
 // that live until the process leaves: Oclgrind 21.10 reuses a released buffer's uninitialized-value shadow
 // at its old size (see oclgrind_runner.cpp). Leaves with std::_Exit, as the runner does.
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -112,6 +113,36 @@ int run(Variant variant, Kept& kept) {
     const bool pool_ok = got.size() == want.size() && std::memcmp(got.data(), want.data(), n * 4) == 0;
     std::cout << to_string(variant) << ": float max-pool, stride " << stride << " (" << pool.kernel() << ") "
               << (pool_ok ? "bitwise equal" : "FAILED") << "\n";
+    failures += pool_ok ? 0 : 1;
+  }
+
+  // Average pools over the same rows, as graphs (AvgPool is a graph op): the input is a graph output too, for
+  // the reason above. Floats within 1e-5 of the reference, which sums in double.
+  for (const int stride : {1, 2}) {
+    Graph g;
+    g.inputs = {{"x", {1, 3, 5, 45}}};
+    g.nodes.push_back(Node{"pool",
+                           "AvgPool",
+                           {"x"},
+                           {"y"},
+                           {{"kernel", std::vector<std::int64_t>{3, 3}},
+                            {"strides", std::vector<std::int64_t>{stride, stride}},
+                            {"pads_begin", std::vector<std::int64_t>{1, 1}},
+                            {"pads_end", std::vector<std::int64_t>{1, 1}},
+                            {"exclude-pad", std::string("true")}}});
+    g.outputs = {"y", "x"};
+    Tensor t;
+    t.dims = {1, 3, 5, 45};
+    for (int i = 0; i < 3 * 5 * 45; ++i) t.values.push_back(static_cast<float>(rng.uniform(-8, 8)) * 0.25f);
+    kept.models.push_back(std::make_unique<Model>(rt, g));
+    const std::vector<float> got = kept.models.back()->run({{"x", t}}).at("y").values;
+    const std::vector<float> want = reference_graph(g, {{"x", t}}).at("y").values;
+    bool pool_ok = got.size() == want.size();
+    for (std::size_t i = 0; pool_ok && i < got.size(); ++i)
+      pool_ok = std::fabs(got[i] - want[i]) <= 1e-5f * 2.0f;
+    std::cout << to_string(variant) << ": average pool, stride " << stride << " ("
+              << kept.models.back()->plan().steps[0].description << ") "
+              << (pool_ok ? "within 1e-5" : "FAILED") << "\n";
     failures += pool_ok ? 0 : 1;
   }
 
