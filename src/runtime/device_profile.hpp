@@ -84,6 +84,13 @@ inline bool pools_in_runs(Variant variant, std::int64_t output_width) {
   return variant == Variant::Global && output_width >= 16;
 }
 
+// Output columns per work-item of the float convolutions (COLS in convolution.cl): 16 on the Global variant,
+// whose compilers vectorize only what a kernel spells as vectors (each tap's 8 weight loads then feed 16-lane
+// FMAs), 8 on the Local variant (GPUs: more work-items).
+inline int float_conv_columns(Variant variant) {
+  return variant == Variant::Global ? 16 : 8;
+}
+
 struct VariantChoice {
   Variant variant;
   std::string reason;
