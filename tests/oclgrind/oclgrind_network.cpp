@@ -60,6 +60,66 @@ std::vector<T> download(const Runtime& rt, const cl::Buffer& b, std::size_t coun
   return v;
 }
 
+// A one-node graph from input "x" of `dims` (values multiples of 1/4 in [-2, 2]) to "y", run by a Model and
+// compared with the reference graph within `tolerance` (absolute). The input is a graph output too, so that
+// its buffer is its own (see run). Returns 1 on a mismatch, 0 otherwise, after printing one line.
+int check_one_node(Kept& kept, const Runtime& rt, Rng& rng, Graph g, const Dims& dims, float tolerance,
+                   const std::string& what) {
+  g.inputs = {{"x", dims}};
+  g.outputs = {"y", "x"};
+  Tensor t;
+  t.dims = dims;
+  for (std::int64_t i = 0; i < dims[0] * dims[1] * dims[2] * dims[3]; ++i)
+    t.values.push_back(static_cast<float>(rng.uniform(-8, 8)) * 0.25f);
+  kept.models.push_back(std::make_unique<Model>(rt, g));
+  const std::vector<float> got = kept.models.back()->run({{"x", t}}).at("y").values;
+  const std::vector<float> want = reference_graph(g, {{"x", t}}).at("y").values;
+  bool ok = got.size() == want.size();
+  for (std::size_t i = 0; ok && i < got.size(); ++i) ok = std::fabs(got[i] - want[i]) <= tolerance;
+  std::cout << what << " (" << kept.models.back()->plan().steps[0].description << ") "
+            << (ok ? "matches the reference" : "FAILED") << "\n";
+  return ok ? 0 : 1;
+}
+
+// Average pools and float convolutions over rows of several runs or tiles of 16 (the Global variant's
+// vector loads at strides 1 and 2 inside the row, runs cut by its ends), as graphs (AvgPool and Convolution
+// are graph ops). Average pools within 2e-5 of the reference, which sums in double; the convolutions exact
+// (sums of multiples of 1/32 well inside float's exact range: every order gives the same value).
+int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
+  int failures = 0;
+  using Ints = std::vector<std::int64_t>;
+  for (const std::int64_t stride : {1, 2}) {
+    Graph pool;
+    pool.nodes.push_back(Node{"pool",
+                              "AvgPool",
+                              {"x"},
+                              {"y"},
+                              {{"kernel", Ints{3, 3}},
+                               {"strides", Ints{stride, stride}},
+                               {"pads_begin", Ints{1, 1}},
+                               {"pads_end", Ints{1, 1}},
+                               {"exclude-pad", std::string("true")}}});
+    failures += check_one_node(kept, rt, rng, pool, {1, 3, 5, 45}, 2e-5f,
+                               to_string(variant) + ": average pool, stride " + std::to_string(stride));
+    const std::int64_t k = stride == 1 ? 3 : 7;
+    Graph conv;
+    std::vector<float> weights(static_cast<std::size_t>(9 * 3 * k * k));
+    for (float& v : weights) v = static_cast<float>(rng.uniform(-4, 4)) * 0.125f;
+    conv.constants["w"] = Constant::f32({9, 3, k, k}, weights);
+    conv.nodes.push_back(Node{"conv",
+                              "Convolution",
+                              {"x", "w"},
+                              {"y"},
+                              {{"strides", Ints{stride, stride}},
+                               {"pads_begin", Ints{k / 2, k / 2}},
+                               {"pads_end", Ints{k / 2, k / 2}},
+                               {"dilations", Ints{1, 1}}}});
+    failures += check_one_node(kept, rt, rng, conv, {1, 3, 9, 90}, 0.0f,
+                               to_string(variant) + ": float convolution, stride " + std::to_string(stride));
+  }
+  return failures;
+}
+
 int run(Variant variant, Kept& kept) {
   RuntimeOptions o;
   o.cache_dir = "off";
@@ -116,67 +176,7 @@ int run(Variant variant, Kept& kept) {
     failures += pool_ok ? 0 : 1;
   }
 
-  // Average pools over the same rows, as graphs (AvgPool is a graph op): the input is a graph output too, for
-  // the reason above. Floats within 1e-5 of the reference, which sums in double.
-  for (const int stride : {1, 2}) {
-    Graph g;
-    g.inputs = {{"x", {1, 3, 5, 45}}};
-    g.nodes.push_back(Node{"pool",
-                           "AvgPool",
-                           {"x"},
-                           {"y"},
-                           {{"kernel", std::vector<std::int64_t>{3, 3}},
-                            {"strides", std::vector<std::int64_t>{stride, stride}},
-                            {"pads_begin", std::vector<std::int64_t>{1, 1}},
-                            {"pads_end", std::vector<std::int64_t>{1, 1}},
-                            {"exclude-pad", std::string("true")}}});
-    g.outputs = {"y", "x"};
-    Tensor t;
-    t.dims = {1, 3, 5, 45};
-    for (int i = 0; i < 3 * 5 * 45; ++i) t.values.push_back(static_cast<float>(rng.uniform(-8, 8)) * 0.25f);
-    kept.models.push_back(std::make_unique<Model>(rt, g));
-    const std::vector<float> got = kept.models.back()->run({{"x", t}}).at("y").values;
-    const std::vector<float> want = reference_graph(g, {{"x", t}}).at("y").values;
-    bool pool_ok = got.size() == want.size();
-    for (std::size_t i = 0; pool_ok && i < got.size(); ++i)
-      pool_ok = std::fabs(got[i] - want[i]) <= 1e-5f * 2.0f;
-    std::cout << to_string(variant) << ": average pool, stride " << stride << " ("
-              << kept.models.back()->plan().steps[0].description << ") "
-              << (pool_ok ? "within 1e-5" : "FAILED") << "\n";
-    failures += pool_ok ? 0 : 1;
-  }
-
-  // Float convolutions over rows of several tiles (the Global variant's 16 columns per work-item: vector
-  // loads at strides 1 and 2 inside the row, tiles cut by its ends), as graphs.
-  for (const int stride : {1, 2}) {
-    const std::int64_t k = stride == 1 ? 3 : 7;
-    Graph g;
-    g.inputs = {{"x", {1, 3, 9, 90}}};
-    std::vector<float> weights(static_cast<std::size_t>(9 * 3 * k * k));
-    for (float& v : weights) v = static_cast<float>(rng.uniform(-4, 4)) * 0.125f;
-    g.constants["w"] = Constant::f32({9, 3, k, k}, weights);
-    g.nodes.push_back(Node{"conv",
-                           "Convolution",
-                           {"x", "w"},
-                           {"y"},
-                           {{"strides", std::vector<std::int64_t>{stride, stride}},
-                            {"pads_begin", std::vector<std::int64_t>{k / 2, k / 2}},
-                            {"pads_end", std::vector<std::int64_t>{k / 2, k / 2}},
-                            {"dilations", std::vector<std::int64_t>{1, 1}}}});
-    g.outputs = {"y", "x"};
-    Tensor t;
-    t.dims = {1, 3, 9, 90};
-    for (int i = 0; i < 3 * 9 * 90; ++i) t.values.push_back(static_cast<float>(rng.uniform(-8, 8)) * 0.25f);
-    kept.models.push_back(std::make_unique<Model>(rt, g));
-    const std::vector<float> got = kept.models.back()->run({{"x", t}}).at("y").values;
-    const std::vector<float> want = reference_graph(g, {{"x", t}}).at("y").values;
-    // Sums of multiples of 1/32 well inside float's exact range: every order gives the same value.
-    const bool conv_ok = got == want;
-    std::cout << to_string(variant) << ": float convolution, stride " << stride << " ("
-              << kept.models.back()->plan().steps[0].description << ") " << (conv_ok ? "equal" : "FAILED")
-              << "\n";
-    failures += conv_ok ? 0 : 1;
-  }
+  failures += one_node_graphs(kept, rt, rng, variant);
 
   // Packed output of a fully-connected layer (its ThresholdPack after binary_fc).
   const Shape in{2, 33, 3, 2};
