@@ -5,7 +5,8 @@
 // else by the number of taps (a window with no tap gives 0).
 //
 // avg_pool_f32_runs: the same sums, a work-item per run of POOL_RUN consecutive outputs of one row as float16
-//   lanes (each tap one vector load; stride 2: two and a shuffle), as binary_maxpool.cl's maxpool_f32_runs.
+//   lanes (each tap one vector load; stride 2: the even lanes of two), as binary_maxpool.cl's
+//   maxpool_f32_runs.
 //   A lane without its column adds +0 (the sum starts at +0 and is never -0, so nothing changes) and does
 //   not count in its divisor.
 //
@@ -42,16 +43,10 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32(
 }
 
 // The POOL_RUN values of one window tap for the run's lanes (columns first + j * stride_x of `line`; 0 where a
-// lane has no column), and which lanes have their column (valid: all bits set).
-inline float16 tap_run(__global const float* line, const long first, const int stride_x, const int W,
-                       const int lanes, int16* valid) {
-  const long last_loaded = first + (long)POOL_RUN * stride_x - 1;
-  if (lanes == POOL_RUN && (stride_x == 1 || stride_x == 2) && first >= 0 && last_loaded < W) {
-    *valid = (int16)(-1);
-    if (stride_x == 1) return vload16(0, line + first);
-    const float16 a = vload16(0, line + first), b = vload16(0, line + first + POOL_RUN);
-    return shuffle2(a, b, (uint16)(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30));
-  }
+// lane has no column) where the run is cut by the row's ends or the stride is above 2, and which lanes have
+// their column (valid: all bits set).
+inline float16 tap_run_at_edge(__global const float* line, const long first, const int stride_x, const int W,
+                               const int lanes, int16* valid) {
   float values[POOL_RUN];
   int ok[POOL_RUN];
   for (int j = 0; j < POOL_RUN; ++j) {
@@ -80,12 +75,26 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32_
   const long ix0 = (long)ox0 * stride_x - pad_left;
   float16 sum = (float16)(0.0f);
   int16 taps = (int16)(0);
+  // Whether every tap of the run's windows lies inside the row, as in maxpool_f32_runs (binary_maxpool.cl).
+  const bool inside = lanes == POOL_RUN && (stride_x == 1 || stride_x == 2) && ix0 >= 0 &&
+                      ix0 + (KW - 1) + (long)POOL_RUN * stride_x - 1 < W;
   for (int iy = y_lo; iy < y_hi; ++iy) {
     __global const float* line = in + ((ulong)plane * (ulong)H + (ulong)iy) * (ulong)W;
-    for (int kx = 0; kx < KW; ++kx) {
-      int16 valid;
-      sum += tap_run(line, ix0 + kx, stride_x, W, lanes, &valid);
-      taps -= valid;  // valid is -1 or 0
+    if (inside && stride_x == 1) {
+      for (int kx = 0; kx < KW; ++kx) sum += vload16(0, line + ix0 + kx);
+      taps += (int16)(KW);
+    } else if (inside) {
+      for (int kx = 0; kx < KW; ++kx) {
+        __global const float* p = line + ix0 + kx;
+        sum += (float16)(vload16(0, p).even, vload16(0, p + POOL_RUN).even);
+      }
+      taps += (int16)(KW);
+    } else {
+      for (int kx = 0; kx < KW; ++kx) {
+        int16 valid;
+        sum += tap_run_at_edge(line, ix0 + kx, stride_x, W, lanes, &valid);
+        taps -= valid;  // valid is -1 or 0
+      }
     }
   }
   const int16 divisor = full != 0 ? (int16)(full) : taps;
