@@ -230,7 +230,7 @@ def to_openvino(graph: XnnGraph):
                       ints(a, "kernel", [1, 1]))
             rounding = a.get("rounding_type", "floor")
             if op == "MaxPool":
-                node = ops.max_pool(value(inputs[0]), common[0], [1, 1], *common[1:], rounding).output(0)
+                node = ops.max_pool(value(inputs[0]), common[0], [1, 1], *common[1:], rounding)
             else:
                 node = ops.avg_pool(value(inputs[0]), *common, bool(a.get("exclude-pad", 0)), rounding)
         elif op == "ReduceMean":
@@ -244,7 +244,7 @@ def to_openvino(graph: XnnGraph):
                               bool(a.get("transpose_b", 0)))
         else:
             raise ValueError(f"node '{name}': {op} has no OpenVINO form here")
-        values[outputs[0]] = node.output(0) if hasattr(node, "output") else node
+        values[outputs[0]] = node.output(0)  # MaxPool's output 1 is the indices
     results = []
     for name in graph.outputs:
         values[name].get_node().set_friendly_name(name)

@@ -43,23 +43,19 @@ AvgGeometry geometry(const NodeView& v) {
   return a;
 }
 
-// Outputs per work-item of avg_pool_f32_runs (POOL_RUN in avg_pool.cl).
-constexpr std::int64_t kPoolRun = 16;
-
-const char* avg_pool_kernel(const Runtime& rt, const AvgGeometry& a) {
-  return detail::pools_in_runs(rt.variant(), a.g.output[3]) ? "avg_pool_f32_runs" : "avg_pool_f32";
+// avg_pool_f32, or avg_pool_f32_runs (a work-item per run of a row) where pools_in_runs says so.
+const char* avg_pool_kernel(bool runs) {
+  return runs ? "avg_pool_f32_runs" : "avg_pool_f32";
 }
 
 class AvgPoolStep final : public LinearStep {
  public:
-  AvgPoolStep(const Runtime& rt, const AvgGeometry& a)
+  AvgPoolStep(const Runtime& rt, const AvgGeometry& a, bool runs)
       : LinearStep(rt, "avg_pool.cl",
-                   std::string(avg_pool_kernel(rt, a)) + " " + xnorcl::to_string(a.g.output)),
+                   std::string(avg_pool_kernel(runs)) + " " + xnorcl::to_string(a.g.output)),
         a_(a),
-        name_(avg_pool_kernel(rt, a)),
-        total_(a.g.output[0] * a.g.output[1] * a.g.output[2] *
-               (name_ == std::string("avg_pool_f32_runs") ? (a.g.output[3] + kPoolRun - 1) / kPoolRun
-                                                          : a.g.output[3])),
+        name_(avg_pool_kernel(runs)),
+        total_(detail::pool_work_items(a.g.output, runs)),
         kernel_(kernel(name_)) {}
 
   cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
@@ -127,7 +123,8 @@ class AvgPoolOp final : public Op {
 
   std::unique_ptr<DeviceStep> plan(const Runtime& rt, const NodeView& v,
                                    const std::vector<NodeView>& /*fused*/) const override {
-    return std::make_unique<AvgPoolStep>(rt, geometry(v));
+    const AvgGeometry a = geometry(v);
+    return std::make_unique<AvgPoolStep>(rt, a, detail::pools_in_runs(rt.variant(), a.g.output[3]));
   }
 };
 

@@ -150,27 +150,24 @@ struct PoolLaunch {
   Runtime runtime;
   PoolAttributes attributes;
   PoolGeometry geometry;
+  bool runs = false;  // maxpool_f32_runs: a work-item per run of a row
   const char* kernel_name = "";
   cl::Kernel kernel;
   std::size_t wg = 1;
 };
 
-// Outputs per work-item of maxpool_f32_runs (POOL_RUN in binary_maxpool.cl).
-constexpr std::int64_t kPoolRun = 16;
-
-PoolLaunch make_pool(const Runtime& runtime, const PoolAttributes& a, const Shape& input, const char* kernel,
+// binary_maxpool on packed bits; on floats maxpool_f32, or maxpool_f32_runs where pools_in_runs says so.
+PoolLaunch make_pool(const Runtime& runtime, const PoolAttributes& a, const Shape& input, bool binary,
                      const char* what) {
   const auto& s = detail::runtime_state(runtime, what);
-  PoolLaunch p{runtime, a,  validate_pool(a, input),
-               kernel,  {}, s->linear_program("binary_maxpool.cl").work_group};
+  PoolLaunch p{runtime, a, validate_pool(a, input), false, "", {}, 1};
   check_layer_shape(p.geometry.output, what);
-  p.kernel = detail::make_kernel(s->linear_program("binary_maxpool.cl").program, kernel, s->device, p.wg);
+  p.runs = !binary && detail::pools_in_runs(runtime.variant(), p.geometry.output[3]);
+  p.kernel_name = binary ? "binary_maxpool" : p.runs ? "maxpool_f32_runs" : "maxpool_f32";
+  p.wg = s->linear_program("binary_maxpool.cl").work_group;
+  p.kernel =
+      detail::make_kernel(s->linear_program("binary_maxpool.cl").program, p.kernel_name, s->device, p.wg);
   return p;
-}
-
-const char* float_pool_kernel(const Runtime& runtime, const PoolAttributes& a, const Shape& input) {
-  return detail::pools_in_runs(runtime.variant(), validate_pool(a, input).output[3]) ? "maxpool_f32_runs"
-                                                                                     : "maxpool_f32";
 }
 
 // The arguments after (in, out) up to `total`, in the kernels' order.
@@ -189,10 +186,8 @@ cl::Event enqueue_pool(PoolLaunch& p, bool binary, const cl::Buffer& input, cons
                OW = cl_int(g.output[3]);
   const cl_int KH = a.kernel[0], KW = a.kernel[1], sy = a.strides[0], sx = a.strides[1];
   const cl_int pt = g.pads_begin[0], pl = g.pads_begin[1];
-  const bool runs = std::string(name) == "maxpool_f32_runs";
   const std::int64_t work_items =
-      runs ? g.output[0] * g.output[1] * g.output[2] * ((g.output[3] + kPoolRun - 1) / kPoolRun)
-           : static_cast<std::int64_t>(out_count);
+      binary ? static_cast<std::int64_t>(out_count) : detail::pool_work_items(g.output, p.runs);
   const cl_int total = cl_int(work_items);
   if (binary) {
     detail::set_args(p.kernel, name, input, output, H, W, cl_int(packed_words_per_pixel(g.input[1])), OH, OW,
@@ -210,8 +205,7 @@ struct BinaryMaxPool::Impl {
   PoolLaunch p;
 };
 BinaryMaxPool::BinaryMaxPool(const Runtime& runtime, const PoolAttributes& attributes, const Shape& input)
-    : impl_(std::make_unique<Impl>(
-          Impl{make_pool(runtime, attributes, input, "binary_maxpool", "BinaryMaxPool")})) {}
+    : impl_(std::make_unique<Impl>(Impl{make_pool(runtime, attributes, input, true, "BinaryMaxPool")})) {}
 BinaryMaxPool::~BinaryMaxPool() = default;
 BinaryMaxPool::BinaryMaxPool(BinaryMaxPool&&) noexcept = default;
 BinaryMaxPool& BinaryMaxPool::operator=(BinaryMaxPool&&) noexcept = default;
@@ -237,8 +231,7 @@ struct MaxPool::Impl {
   PoolLaunch p;
 };
 MaxPool::MaxPool(const Runtime& runtime, const PoolAttributes& attributes, const Shape& input)
-    : impl_(std::make_unique<Impl>(Impl{make_pool(
-          runtime, attributes, input, float_pool_kernel(runtime, attributes, input), "MaxPool")})) {}
+    : impl_(std::make_unique<Impl>(Impl{make_pool(runtime, attributes, input, false, "MaxPool")})) {}
 MaxPool::~MaxPool() = default;
 MaxPool::MaxPool(MaxPool&&) noexcept = default;
 MaxPool& MaxPool::operator=(MaxPool&&) noexcept = default;

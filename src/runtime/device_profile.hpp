@@ -80,8 +80,13 @@ std::string network_build_options(const NetworkProgram& program, Variant variant
 // kernel body spells as vectors (PoCL ran a 64x112x112 3x3/2 max-pool at one output per work-item in 1.7
 // ms, in runs in 0.78 ms), for output rows of a full run at least (a 7-wide row in runs: 0.044 -> 0.060
 // ms). The Local variant (GPUs) keeps one output per work-item, the most work-items.
+constexpr std::int64_t kPoolRun = 16;  // outputs per run (POOL_RUN in binary_maxpool.cl and avg_pool.cl)
 inline bool pools_in_runs(Variant variant, std::int64_t output_width) {
-  return variant == Variant::Global && output_width >= 16;
+  return variant == Variant::Global && output_width >= kPoolRun;
+}
+// The work-items of a pool over outputs [N, C, OH, OW]: one per run of a row, or one per output.
+inline std::int64_t pool_work_items(const Shape& output, bool runs) {
+  return output[0] * output[1] * output[2] * (runs ? (output[3] + kPoolRun - 1) / kPoolRun : output[3]);
 }
 
 // Output columns per work-item of the float convolutions (COLS in convolution.cl): 16 on the Global variant,

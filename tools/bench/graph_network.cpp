@@ -202,8 +202,6 @@ Check check_against_reference(xnorcl::Model& model, const xnorcl::Graph& g,
   return c;
 }
 
-// The steps without multiply-accumulates (thresholds, pools, copies, elementwise): how many, their median
-// device time, and its share of all steps' median device time.
 // Each step of a float twin from the device's own inputs (floats within rounding).
 Check check_twin_steps(xnorcl::Model& twin, const std::map<std::string, xnorcl::Tensor>& inputs) {
   Check c;
@@ -240,10 +238,10 @@ std::vector<StepRow> make_rows(const xnorcl::Model& model) {
   std::vector<StepRow> rows;
   for (const auto& step : model.plan().steps) {
     StepRow r{step.node, step.description, false, 0, {}, {}};
-    for (const std::string& n : step.fused) r.macs += node_macs(g, infos, *by_name.at(n));
     for (const std::string& n : step.fused) {
-      const std::string& op = by_name.at(n)->op;
-      r.binary = r.binary || op == "BinaryConvolution" || op == "BinaryFullyConnected";
+      const xnorcl::Node& node = *by_name.at(n);
+      r.macs += node_macs(g, infos, node);
+      r.binary = r.binary || node.op == "BinaryConvolution" || node.op == "BinaryFullyConnected";
     }
     rows.push_back(std::move(r));
   }

@@ -189,8 +189,7 @@ class BinaryConvolutionOp final : public Op {
 
   std::unique_ptr<DeviceStep> plan(const Runtime& rt, const NodeView& v,
                                    const std::vector<NodeView>& fused) const override {
-    return std::make_unique<BinaryConvolutionStep>(rt, attributes_of(v), v,
-                                                   fused_options(v, fused, infer(v)[0].dims));
+    return plan_thresholded_convolution(rt, v, fused, nullptr, {});
   }
 
   // A FakeQuantize that reads the step's float output beside its other consumers (a Bi-Real block's sum
@@ -214,9 +213,7 @@ class BinaryConvolutionOp final : public Op {
   std::unique_ptr<DeviceStep> plan_with_side(const Runtime& rt, const NodeView& v,
                                              const std::vector<NodeView>& fused,
                                              const NodeView& side) const override {
-    BinaryConvolution::Options options = fused_options(v, fused, infer(v)[0].dims);
-    options.also_packed = fake_quantize_rules(side);
-    return std::make_unique<BinaryConvolutionStep>(rt, attributes_of(v), v, options);
+    return plan_thresholded_convolution(rt, v, fused, &side, {});
   }
 };
 
@@ -232,10 +229,12 @@ std::unique_ptr<DeviceStep> plan_thresholded_convolution(const Runtime& runtime,
                                                          const NodeView* side,
                                                          std::vector<float> input_thresholds) {
   BinaryConvolution::Attributes attributes = attributes_of(conv);
-  attributes.input_thresholds = std::move(input_thresholds);
   BinaryConvolution::Options options =
       fused_options(conv, fused, binary_convolution_op().infer(conv)[0].dims);
-  options.input_packed = false;  // the convolution reads the floats before the FakeQuantize
+  if (!input_thresholds.empty()) {
+    attributes.input_thresholds = std::move(input_thresholds);
+    options.input_packed = false;  // the convolution reads the floats before the FakeQuantize
+  }
   if (side) options.also_packed = fake_quantize_rules(*side);
   return std::make_unique<BinaryConvolutionStep>(runtime, attributes, conv, options);
 }

@@ -12,9 +12,10 @@ namespace xnorcl::ops {
 
 const Op& binary_convolution_op();
 
-// The step of `conv` (whose input is a FakeQuantize's bits) and the nodes fused after it (and `side`, or
-// nullptr), reading the float input of that FakeQuantize instead: the packing binarizes each value as
-// x > input_thresholds[c], as the FakeQuantize would have.
+// The step of `conv` and the nodes fused after it (and `side`, or nullptr). With input_thresholds, `conv`'s
+// input is a FakeQuantize's bits and the step reads that FakeQuantize's float input instead: the packing
+// binarizes each value as x > input_thresholds[c], as the FakeQuantize would have. Empty: the convolution's
+// own input, as its op plans it.
 std::unique_ptr<DeviceStep> plan_thresholded_convolution(const Runtime& runtime, const NodeView& conv,
                                                          const std::vector<NodeView>& fused,
                                                          const NodeView* side,
