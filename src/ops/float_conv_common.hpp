@@ -56,9 +56,9 @@ struct FloatLaunch {
   std::string description;
 };
 // The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w
-// [O, Cg, KH, KW] (O = groups * Og), in tiles of `columns` output columns (detail::float_conv_columns).
+// [O, Cg, KH, KW] (O = groups * Og).
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
-                               const std::vector<float>& w, std::int64_t groups, int columns);
+                               const std::vector<float>& w, std::int64_t groups);
 std::unique_ptr<DeviceStep> make_float_step(const Runtime& runtime, FloatLaunch launch,
                                             const Epilogue& epilogue);
 

@@ -4,7 +4,6 @@
 // kernel (cl_kernels/group_convolution.cl); other groupings run Convolution's kernel group by group. The same
 // epilogue as Convolution absorbs a per-channel Multiply, Add and Relu.
 #include "ops/float_conv_common.hpp"
-#include "runtime/device_profile.hpp"
 #include "xnorcl/error.hpp"
 
 namespace xnorcl::ops {
@@ -73,9 +72,7 @@ class GroupConvolutionOp final : public Op {
     const BinaryConvolution::Attributes a = conv_attributes(v);
     const std::vector<float>& w = v.constants[1]->values;  // [G][Og][Cg][KH][KW] = [O][Cg][KH][KW]
     return make_float_step(
-        rt,
-        gr.depthwise() ? depthwise_launch(gr.g, a, w)
-                       : convolution_launch(gr.g, a, w, gr.groups, detail::float_conv_columns(rt.variant())),
+        rt, gr.depthwise() ? depthwise_launch(gr.g, a, w) : convolution_launch(gr.g, a, w, gr.groups),
         epilogue_of(fused, gr.g.output[1]));
   }
 

@@ -157,7 +157,7 @@ const std::vector<NetworkProgram>& network_programs() {
       {"threshold_pack.cl", {"threshold_pack"}, false},
       {"binary_maxpool.cl", {"binary_maxpool", "maxpool_f32", "maxpool_f32_runs"}, false},
       {"binary_fc.cl", {"binary_fc"}, true},
-      {"convolution.cl", {"convolution", "convolution_1x1"}, true},
+      {"convolution.cl", {"convolution", "convolution_1x1"}, false},
       {"group_convolution.cl", {"depthwise_convolution"}, false},
       {"mat_mul.cl", {"mat_mul"}, true},
       {"elementwise.cl", {"eltwise_same", "eltwise_broadcast", "eltwise_rows"}, false},

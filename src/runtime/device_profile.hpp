@@ -89,13 +89,6 @@ inline std::int64_t pool_work_items(const Shape& output, bool runs) {
   return output[0] * output[1] * output[2] * (runs ? (output[3] + kPoolRun - 1) / kPoolRun : output[3]);
 }
 
-// Output columns per work-item of the float convolutions (COLS in convolution.cl): 16 on the Global variant,
-// whose compilers vectorize only what a kernel spells as vectors (each tap's 8 weight loads then feed 16-lane
-// FMAs), 8 on the Local variant (GPUs: more work-items).
-inline int float_conv_columns(Variant variant) {
-  return variant == Variant::Global ? 16 : 8;
-}
-
 struct VariantChoice {
   Variant variant;
   std::string reason;
