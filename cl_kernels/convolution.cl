@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Float convolution (Convolution-1, and GroupConvolution-1 other than depthwise), direct: no patch matrix.
 //
-// Each work-item computes an 8 x 8 tile: 8 output channels of one group (OB) x 8 consecutive output columns
-// of one row (one float8). Per tap it reads 8 input values (one row segment, a vector load where the segment
-// lies inside the row) and the 8 channels' weights (adjacent: the host stores the weights as
-// [G][ceil(Og/8)][Cg][KH][KW][8], zero-filled past Og), and does 8 vector FMAs: each input value is used for
-// 8 channels and each weight for 8 columns from registers. Each weight is read as a scalar and broadcast
+// Each work-item computes an 8 x COLS tile: 8 output channels of one group (OB) x COLS consecutive output
+// columns of one row (one vector; COLS below). Per tap it reads COLS input values (one row segment, a vector
+// load where the segment lies inside the row) and the 8 channels' weights (adjacent: the host stores the
+// weights as [G][ceil(Og/8)][Cg][KH][KW][8], zero-filled past Og), and does 8 vector FMAs: each input value is
+// used for 8 channels and each weight for COLS columns from registers. Each weight is read as a scalar and broadcast
 // (a CPU's broadcast load; a GPU's uniform load), not taken out of a vector of 8: on PoCL that halved the
 // kernel's time.
 //
@@ -20,39 +20,64 @@
 #define WG_SIZE 64
 #endif
 
-// row[iw0 + i*step] for i = 0..7, 0 outside [0, W). Built from scalars, not through a private array, so that
-// it stays in registers.
+// Columns per tile, COLS (-DCOLS, 8 by default, or 16): 16 lets a CPU's compiler, which vectorizes only what
+// the kernel spells as vectors, feed 16-lane FMAs from each tap's 8 weight loads (wide rows); 8 gives more
+// work-items (GPUs, narrow rows). The tuner chooses per layer. floatC is the float vector of COLS lanes.
+#ifndef COLS
+#define COLS 8
+#endif
+#if COLS == 8
+#define floatC float8
+#define vloadC vload8
+#define vstoreC vstore8
+#define LOAD_STRIDE2(p) vload16(0, (p)).even
+#elif COLS == 16
+#define floatC float16
+#define vloadC vload16
+#define vstoreC vstore16
+#define LOAD_STRIDE2(p) (float16)(vload16(0, (p)).even, vload16(0, (p) + 16).even)
+#else
+#error "COLS must be 8 or 16"
+#endif
+
+// row[iw0 + i*step] for i = 0..COLS-1, 0 outside [0, W). Built from scalars, not through a private array, so
+// that it stays in registers.
 #define ROW_AT(i) row[iw0 + (i) * step]
 #define ROW_OR_0(i) ((uint)(iw0 + (i) * step) < (uint)W ? ROW_AT(i) : 0.0f)
-inline float8 row8(__global const float* restrict row, const int iw0, const int step, const int W) {
-  if (iw0 >= 0 && iw0 + 8 * step <= W) {
-    if (step == 1) return vload8(0, row + iw0);
-    if (step == 2) return vload16(0, row + iw0).even;
-    return (float8)(ROW_AT(0), ROW_AT(1), ROW_AT(2), ROW_AT(3), ROW_AT(4), ROW_AT(5), ROW_AT(6), ROW_AT(7));
+#if COLS == 16
+#define ROW_VALUES(F) \
+  (floatC)(F(0), F(1), F(2), F(3), F(4), F(5), F(6), F(7), F(8), F(9), F(10), F(11), F(12), F(13), F(14), F(15))
+#else
+#define ROW_VALUES(F) (floatC)(F(0), F(1), F(2), F(3), F(4), F(5), F(6), F(7))
+#endif
+inline floatC row_run(__global const float* restrict row, const int iw0, const int step, const int W) {
+  if (iw0 >= 0 && iw0 + COLS * step <= W) {
+    if (step == 1) return vloadC(0, row + iw0);
+    if (step == 2) return LOAD_STRIDE2(row + iw0);
+    return ROW_VALUES(ROW_AT);
   }
-  return (float8)(ROW_OR_0(0), ROW_OR_0(1), ROW_OR_0(2), ROW_OR_0(3), ROW_OR_0(4), ROW_OR_0(5), ROW_OR_0(6),
-                  ROW_OR_0(7));
+  return ROW_VALUES(ROW_OR_0);
 }
 
-// Epilogue of one channel's 8 columns, stored where they fall inside the row.
-inline void store8(__global float* restrict y_row, float8 v, const int ow0, const int OW, const float scale,
-                   const float bias, const int relu) {
-  v = fma(v, (float8)(scale), (float8)(bias));
-  if (relu) v = select((float8)(0.0f), v, v > (float8)(0.0f));
-  if (ow0 + 8 <= OW) {
-    vstore8(v, 0, y_row + ow0);
+// Epilogue of one channel's COLS columns, stored where they fall inside the row.
+inline void store_run(__global float* restrict y_row, floatC v, const int ow0, const int OW, const float scale,
+                      const float bias, const int relu) {
+  v = fma(v, (floatC)(scale), (floatC)(bias));
+  if (relu) v = select((floatC)(0.0f), v, v > (floatC)(0.0f));
+  if (ow0 + COLS <= OW) {
+    vstoreC(v, 0, y_row + ow0);
   } else {
-    float t[8];
-    vstore8(v, 0, t);
+    float t[COLS];
+    vstoreC(v, 0, t);
     for (int i = 0; ow0 + i < OW; ++i) y_row[ow0 + i] = t[i];
   }
 }
 
-#define TAP(j) a##j = fma((float8)(wp[j]), xv, a##j)
-// The taps of one kernel row: LOAD reads the 8 input values of tap kw.
+#define TAP(j) a##j = fma((floatC)(wp[j]), xv, a##j)
+// The taps of one kernel row: LOAD reads the COLS input values of tap kw.
 #define TAPS_OF_ROW(LOAD)                          \
   for (int kw = 0; kw < KW; ++kw) {                \
-    const float8 xv = LOAD;                        \
+    const floatC xv = LOAD;                        \
     __global const float* wp = wr + kw * 8;        \
     TAP(0);                                        \
     TAP(1);                                        \
@@ -64,7 +89,7 @@ inline void store8(__global float* restrict y_row, float8 v, const int ow0, cons
     TAP(7);                                        \
   }
 #define STORE(j)                                                                                          \
-  if (oi + j < Og) store8(y + ((long)(n * O + o0 + j) * OH + oh) * OW, a##j, ow0, OW, scale[o0 + j],   \
+  if (oi + j < Og) store_run(y + ((long)(n * O + o0 + j) * OH + oh) * OW, a##j, ow0, OW, scale[o0 + j], \
                           bias[o0 + j], relu)
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
@@ -87,16 +112,16 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
   const int oi = (cb - g * group_blocks) * 8;  // first channel within the group
   const int O = groups * Og;
   const int o0 = g * Og + oi;
-  const int ow0 = col * 8;
+  const int ow0 = col * COLS;
   const int ih0 = oh * SH - PH;
   const int iw0 = ow0 * SW - PW;
   __global const float* xg = x + (long)(n * groups + g) * Cg * H * W;
   __global const float* wb = w + (long)cb * Cg * KH * KW * 8;
 
-  float8 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f, a6 = 0.0f, a7 = 0.0f;
+  floatC a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f, a6 = 0.0f, a7 = 0.0f;
   // Whether a row's taps all lie inside the row is known before its loop: the common case then loads
   // without checks.
-  const int inside_end = iw0 + (KW - 1) * DW + 8 * SW;
+  const int inside_end = iw0 + (KW - 1) * DW + COLS * SW;
   const int inside = iw0 >= 0 && inside_end <= W ? SW : 0;  // 1, 2, other strides; 0: at an edge
   for (int c = 0; c < Cg; ++c) {
     __global const float* xc = xg + (long)c * H * W;
@@ -107,11 +132,11 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
       __global const float* xr = xc + (long)ih * W;
       __global const float* wr = wc + kh * KW * 8;
       if (inside == 1) {
-        TAPS_OF_ROW(vload8(0, xr + iw0 + kw * DW))
+        TAPS_OF_ROW(vloadC(0, xr + iw0 + kw * DW))
       } else if (inside == 2) {
-        TAPS_OF_ROW(vload16(0, xr + iw0 + kw * DW).even)
+        TAPS_OF_ROW(LOAD_STRIDE2(xr + iw0 + kw * DW))
       } else {
-        TAPS_OF_ROW(row8(xr, iw0 + kw * DW, SW, W))
+        TAPS_OF_ROW(row_run(xr, iw0 + kw * DW, SW, W))
       }
     }
   }
@@ -125,10 +150,10 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
   STORE(7);
 }
 
-// Channels c0 .. Cg-1 of a pointwise tile: LOAD(xc) reads the tile's 8 pixels of one input channel.
+// Channels c0 .. Cg-1 of a pointwise tile: LOAD(xc) reads the tile's COLS pixels of one input channel.
 #define POINTWISE_LOOP(LOAD)                                 \
   for (int c = 0; c < Cg; ++c) {                             \
-    const float8 xv = LOAD(xg + (long)c * P);                \
+    const floatC xv = LOAD(xg + (long)c * P);                \
     __global const float* wp = wb + c * 8;                   \
     TAP(0);                                                  \
     TAP(1);                                                  \
@@ -139,8 +164,8 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
     TAP(6);                                                  \
     TAP(7);                                                  \
   }
-#define WHOLE_TILE(xc) vload8(0, (xc) + p0)
-#define PART_TILE(xc) row8((xc), p0, 1, P)
+#define WHOLE_TILE(xc) vloadC(0, (xc) + p0)
+#define PART_TILE(xc) row_run((xc), p0, 1, P)
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1x1(
     __global const float* restrict x, __global const float* restrict w, __global const float* restrict scale,
@@ -156,12 +181,12 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1
   const int oi = (cb - g * group_blocks) * 8;
   const int O = groups * Og;
   const int o0 = g * Og + oi;
-  const int p0 = col * 8;
+  const int p0 = col * COLS;
   __global const float* xg = x + (long)(n * groups + g) * Cg * P;
   __global const float* wb = w + (long)cb * Cg * 8;
 
-  float8 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f, a6 = 0.0f, a7 = 0.0f;
-  if (p0 + 8 <= P) {
+  floatC a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f, a6 = 0.0f, a7 = 0.0f;
+  if (p0 + COLS <= P) {
     POINTWISE_LOOP(WHOLE_TILE)
   } else {
     POINTWISE_LOOP(PART_TILE)

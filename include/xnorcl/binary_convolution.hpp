@@ -52,6 +52,9 @@ struct Plan {
   int chunks = 1;                  // pieces the work is split into to respect CL_DEVICE_MAX_MEM_ALLOC_SIZE
   std::vector<Launch> launches;    // for the first chunk
   std::size_t scratch_bytes = 0;   // device memory the object holds besides the caller's input and output
+  std::string shape_class;         // the GEMM's tuning key (xnorcl-tune; docs/tuning.md)
+  std::string configuration;       // the GEMM's configuration, "wg=8 tm=4 tn=8 kt=8"
+  bool tuned = false;              // configuration from the tuning file, else the default rule
   std::string to_string() const;
 };
 

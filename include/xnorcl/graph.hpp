@@ -109,6 +109,9 @@ struct GraphPlan {
     std::string node;                // the node, or "conv3+bn3+sign4" for fused nodes
     std::vector<std::string> fused;  // every node it computes
     std::string description;         // kernels and sizes
+    // Its tunable kernel's configuration (docs/tuning.md): "tuned <config>", "default <config>", or "" where
+    // nothing in the step is tuned.
+    std::string tuning;
   };
   Variant variant = Variant::Global;
   std::vector<Step> steps;
@@ -118,8 +121,14 @@ struct GraphPlan {
   std::string to_string() const;
 };
 
+namespace detail {
+struct ModelAccess;
+}
+
 // A Graph on a Runtime's device: every node's kernels built, weights uploaded, activation buffers
 // allocated and reused by liveness. Runs whole on the device: inputs are written once, outputs read once.
+// Each step runs its tuned configuration where the runtime's tuning file has one (RuntimeOptions::tuning;
+// with TuningMode::TuneOnFirstUse, the constructor first tunes the steps the file lacks).
 // Thread safety as BinaryConvolution: one Model from one thread at a time.
 class Model {
  public:
@@ -142,6 +151,7 @@ class Model {
   std::vector<StageTime> last_stage_times() const;
 
  private:
+  friend struct detail::ModelAccess;  // the tuner's view of the steps
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -18,6 +18,13 @@
 
 namespace xnorcl {
 
+// What a Runtime does with tuned kernel configurations (docs/tuning.md).
+enum class TuningMode {
+  Use,             // steps whose shape class the tuning file holds run its configuration; others the default
+  TuneOnFirstUse,  // as Use, and a Model with steps the file lacks tunes them (fast search) when it is built
+  Ignore,          // every step runs the default rule; no tuning file is read
+};
+
 struct RuntimeOptions {
   // "P:D" (platform and device indices) or a case-insensitive substring of "<platform> / <device>".
   // Unset: XNORCL_DEVICE, else the first GPU, else accelerator, else CPU.
@@ -34,9 +41,17 @@ struct RuntimeOptions {
   // the GPUs' 32-bit path. Results are bitwise equal for both. Unset: XNORCL_WORD_BITS, else the
   // architecture's choice.
   std::optional<int> word_bits;
+  // Tuned configurations: Use (the default), TuneOnFirstUse or Ignore. Unset: XNORCL_TUNING
+  // (use|tune|ignore), else Use.
+  std::optional<TuningMode> tuning;
+  // The tuning file to read and write. Unset: XNORCL_TUNING_FILE, else a file named after the device, driver
+  // and library version in the program-cache directory (none when the cache is off). An app that ships a
+  // file tuned on its target device copies it somewhere readable and names it here.
+  std::optional<std::string> tuning_file;
   // Build messages (program builds, cache hits and misses); unset: silent. When create() compiles kernels
   // from source rather than loading them from the program cache, its first such message begins with
-  // "compiling the OpenCL kernels" (apps may show that one: a first start takes seconds).
+  // "compiling the OpenCL kernels" (apps may show that one: a first start takes seconds). Warnings (a
+  // tuning file ignored) come here too, beginning with "warning: "; without a log they go to stderr.
   std::function<void(const std::string&)> log;
 };
 

@@ -17,4 +17,5 @@
 #include "xnorcl/reference.hpp"
 #include "xnorcl/runtime.hpp"
 #include "xnorcl/shape.hpp"
+#include "xnorcl/tuning.hpp"
 #include "xnorcl/version.hpp"

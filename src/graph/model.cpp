@@ -7,11 +7,13 @@
 #include <optional>
 #include <set>
 
+#include "graph/model_access.hpp"
 #include "graph/node_views.hpp"
 #include "ops/layer_common.hpp"
 #include "runtime/cl_call.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/graph.hpp"
+#include "xnorcl/tuning.hpp"
 
 namespace xnorcl {
 
@@ -207,6 +209,10 @@ struct Model::Impl {
   GraphPlan plan;
   std::vector<cl::Event> last_events;
 
+  void build(Graph g);
+  bool wants_tuning() const;
+  std::vector<StageTime> step_times(std::size_t s) const;  // of the last run; waits for it
+
   std::vector<const cl::Buffer*> buffers_for(const std::vector<std::string>& tensors) const {
     std::vector<const cl::Buffer*> b;
     for (const std::string& t : tensors) b.push_back(&buffers[slot_of.at(t)]);
@@ -255,40 +261,58 @@ struct Model::Impl {
   }
 };
 
-Model::Model(const Runtime& runtime, Graph graph) : impl_(std::make_unique<Impl>(runtime)) {
-  Impl& m = *impl_;
-  m.graph = std::move(graph);
-  m.validated = detail::validate_graph(m.graph);
-  m.steps = fuse(runtime, m.graph, m.validated);
-  const auto life = lifetimes(m.graph, m.steps, m.validated.infos);
+void Model::Impl::build(Graph g) {
+  graph = std::move(g);
+  validated = detail::validate_graph(graph);
+  steps = fuse(runtime, graph, validated);
+  const auto life = lifetimes(graph, steps, validated.infos);
   std::vector<std::size_t> sizes;
-  std::tie(m.slot_of, sizes) = assign_buffers(life);
-  m.plan.variant = runtime.variant();
-  for (const StepNodes& s : m.steps) {
-    const ops::NodeView head = detail::view_of(m.graph, m.graph.nodes[s.head], m.validated.infos);
+  std::tie(slot_of, sizes) = assign_buffers(life);
+  plan.variant = runtime.variant();
+  for (const StepNodes& s : steps) {
+    const ops::NodeView head = detail::view_of(graph, graph.nodes[s.head], validated.infos);
     std::vector<ops::NodeView> fused;
-    for (std::size_t n : s.fused)
-      fused.push_back(detail::view_of(m.graph, m.graph.nodes[n], m.validated.infos));
-    const ops::Op* op = ops::find_op(m.graph.nodes[s.head].op);
-    m.device_steps.push_back(
+    for (std::size_t n : s.fused) fused.push_back(detail::view_of(graph, graph.nodes[n], validated.infos));
+    const ops::Op* op = ops::find_op(graph.nodes[s.head].op);
+    device_steps.push_back(
         s.side ? op->plan_with_side(runtime, head, fused,
-                                    detail::view_of(m.graph, m.graph.nodes[*s.side], m.validated.infos))
+                                    detail::view_of(graph, graph.nodes[*s.side], validated.infos))
                : op->plan(runtime, head, fused));
-    GraphPlan::Step p{m.step_name(s), {}, m.device_steps.back()->describe()};
-    p.fused.push_back(m.graph.nodes[s.head].name);
-    for (std::size_t n : s.fused) p.fused.push_back(m.graph.nodes[n].name);
-    if (s.side) p.fused.push_back(m.graph.nodes[*s.side].name);
-    m.plan.steps.push_back(std::move(p));
-    m.plan.weight_bytes += m.device_steps.back()->weight_bytes();
+    GraphPlan::Step p{step_name(s), {}, device_steps.back()->describe(), {}};
+    for (const detail::TuningPoint& t : device_steps.back()->tuning_points())
+      p.tuning += (p.tuning.empty() ? "" : "; ") + std::string(t.tuned ? "tuned " : "default ") + t.config;
+    p.fused.push_back(graph.nodes[s.head].name);
+    for (std::size_t n : s.fused) p.fused.push_back(graph.nodes[n].name);
+    if (s.side) p.fused.push_back(graph.nodes[*s.side].name);
+    plan.steps.push_back(std::move(p));
+    plan.weight_bytes += device_steps.back()->weight_bytes();
   }
   const auto& state = detail::runtime_state(runtime, "Model");
   for (std::size_t bytes : sizes) {
-    m.buffers.push_back(cl_call(
+    buffers.push_back(cl_call(
         [&] { return cl::Buffer(state->context, CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 4)); },
         "allocating a graph buffer of " + std::to_string(bytes) + " bytes"));
-    m.plan.activation_bytes += bytes;
+    plan.activation_bytes += bytes;
   }
-  m.plan.largest_live_pair_bytes = largest_live_pair(life, m.steps.size());
+  plan.largest_live_pair_bytes = largest_live_pair(life, steps.size());
+}
+
+// Whether TuningMode::TuneOnFirstUse has steps to tune: a tunable step whose class the table lacks (the
+// tuner's own Models never ask).
+bool Model::Impl::wants_tuning() const {
+  if (runtime.state()->tuning_mode != TuningMode::TuneOnFirstUse || detail::tuning_in_progress()) return false;
+  for (const auto& step : device_steps)
+    for (const detail::TuningPoint& t : step->tuning_points())
+      if (!t.tuned) return true;
+  return false;
+}
+
+Model::Model(const Runtime& runtime, Graph graph) : impl_(std::make_unique<Impl>(runtime)) {
+  impl_->build(graph);
+  if (!impl_->wants_tuning()) return;
+  tune(runtime, impl_->graph);
+  impl_ = std::make_unique<Impl>(runtime);
+  impl_->build(std::move(graph));
 }
 
 Model::~Model() = default;
@@ -339,29 +363,49 @@ std::map<std::string, Tensor> Model::run_trace(const std::map<std::string, Tenso
   return tensors;
 }
 
+std::vector<StageTime> Model::Impl::step_times(std::size_t s) const {
+  std::vector<StageTime> times = device_steps[s]->stage_times();
+  if (times.empty() && detail::runtime_state(runtime, "Model")->profiling)
+    times.push_back({"", detail::event_milliseconds(last_events[s])});
+  return times;
+}
+
 std::vector<StageTime> Model::last_stage_times() const {
   const Impl& m = *impl_;
   std::vector<StageTime> times;
   for (std::size_t s = 0; s < m.last_events.size(); ++s) {
     const std::string name = m.step_name(m.steps[s]);
-    std::vector<StageTime> detail_times = m.device_steps[s]->stage_times();
-    if (detail_times.empty() && detail::runtime_state(m.runtime, "Model")->profiling) {
-      const cl::Event& e = m.last_events[s];
-      e.wait();
-      const double ms = static_cast<double>(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                            e.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
-                        1e-6;
-      detail_times.push_back({"", ms});
-    }
-    for (StageTime& t : detail_times)
+    for (const StageTime& t : m.step_times(s))
       times.push_back({name + (t.kernel.empty() ? "" : " " + t.kernel), t.milliseconds});
   }
   return times;
 }
 
+namespace detail {
+
+std::vector<std::vector<TuningPoint>> ModelAccess::tuning_points(const Model& model) {
+  std::vector<std::vector<TuningPoint>> points;
+  for (const auto& step : model.impl_->device_steps) points.push_back(step->tuning_points());
+  return points;
+}
+
+std::vector<double> ModelAccess::step_milliseconds(const Model& model) {
+  const Model::Impl& m = *model.impl_;
+  std::vector<double> ms;
+  for (std::size_t s = 0; s < m.last_events.size(); ++s) {
+    double total = 0;
+    for (const StageTime& t : m.step_times(s)) total += t.milliseconds;
+    ms.push_back(total);
+  }
+  return ms;
+}
+
+}  // namespace detail
+
 std::string GraphPlan::to_string() const {
   std::string s = "variant " + xnorcl::to_string(variant) + ", " + std::to_string(steps.size()) + " steps\n";
-  for (const Step& step : steps) s += "  " + step.node + ": " + step.description + "\n";
+  for (const Step& step : steps)
+    s += "  " + step.node + ": " + step.description + (step.tuning.empty() ? "" : " [" + step.tuning + "]") + "\n";
   s += "activation buffers " + std::to_string(activation_bytes) + " bytes (largest live pair " +
        std::to_string(largest_live_pair_bytes) + "), weights " + std::to_string(weight_bytes) + " bytes\n";
   return s;

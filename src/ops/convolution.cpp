@@ -3,6 +3,7 @@
 // convolution (cl_kernels/convolution.cl). A following per-channel Multiply (a folded batch-norm's scale),
 // Add (its shift, or a bias) and Relu, each by a constant, run in the kernel's epilogue.
 #include "ops/float_conv_common.hpp"
+#include "runtime/device_profile.hpp"
 #include "xnorcl/error.hpp"
 
 namespace xnorcl::ops {
@@ -16,7 +17,7 @@ Shape shape4(const Dims& d) {
 }  // namespace
 
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
-                               const std::vector<float>& w, std::int64_t groups) {
+                               const std::vector<float>& w, std::int64_t groups, int columns) {
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
   const std::int64_t group_blocks = (Og + 7) / 8;
   // [G][group_blocks][Cg][KH][KW][8]: the 8 channels of a work-item's tile side by side for each tap.
@@ -34,13 +35,13 @@ FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::A
   l.file = "convolution.cl";
   l.weights = std::move(packed);
   const auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
-  if (pointwise) {  // tiles of 8 pixels along the whole plane, across row ends
-    const std::int64_t col_blocks = (H * W + 7) / 8;
+  if (pointwise) {  // tiles of `columns` pixels along the whole plane, across row ends
+    const std::int64_t col_blocks = (H * W + columns - 1) / columns;
     l.kernel = "convolution_1x1";
     l.total = static_cast<std::size_t>(g.output[0] * groups * group_blocks * col_blocks);
     l.params = {i32(Cg), i32(H * W), i32(Og), i32(groups), i32(group_blocks), i32(col_blocks), i32(l.total)};
   } else {
-    const std::int64_t col_blocks = (OW + 7) / 8;
+    const std::int64_t col_blocks = (OW + columns - 1) / columns;
     l.kernel = "convolution";
     l.total = static_cast<std::size_t>(g.output[0] * groups * group_blocks * OH * col_blocks);
     l.params = {i32(Cg),           i32(H),           i32(W),           i32(Og),         i32(OH),
@@ -48,7 +49,9 @@ FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::A
                 a.dilations[0],    a.dilations[1],   g.pads_begin[0],  g.pads_begin[1], i32(groups),
                 i32(group_blocks), i32(col_blocks),  i32(l.total)};
   }
-  l.description = std::string(l.kernel) + " 8x8 tiles -> " + xnorcl::to_string(g.output);
+  if (columns != detail::kFloatConvColumns) l.options = " -DCOLS=" + std::to_string(columns);
+  l.description =
+      std::string(l.kernel) + " 8x" + std::to_string(columns) + " tiles -> " + xnorcl::to_string(g.output);
   return l;
 }
 
@@ -79,8 +82,7 @@ class ConvolutionOp final : public Op {
   std::unique_ptr<DeviceStep> plan(const Runtime& rt, const NodeView& v,
                                    const std::vector<NodeView>& fused) const override {
     const ConvGeometry g = geometry(v);
-    return make_float_step(rt, convolution_launch(g, conv_attributes(v), v.constants[1]->values, 1),
-                           epilogue_of(fused, g.output[1]));
+    return plan_convolution(rt, g, conv_attributes(v), v.constants[1]->values, 1, epilogue_of(fused, g.output[1]));
   }
 
  private:

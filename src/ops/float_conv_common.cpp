@@ -6,6 +6,8 @@
 
 #include "ops/layer_common.hpp"
 #include "ops/pool_attributes.hpp"
+#include "runtime/device_profile.hpp"
+#include "runtime/runtime_state.hpp"
 #include "xnorcl/error.hpp"
 
 namespace xnorcl::ops {
@@ -153,14 +155,26 @@ std::string Epilogue::describe() const {
 
 namespace {
 
+// The program a launch runs: the runtime's, or the variant its options name (nothing where a kernel of it
+// refuses the runtime's local size for that file).
+std::optional<detail::RuntimeState::LinearProgram> launch_program(const detail::RuntimeState& s,
+                                                                  const FloatLaunch& l) {
+  const detail::RuntimeState::LinearProgram& base = s.linear_program(l.file);
+  if (l.options.empty()) return base;
+  const detail::NetworkProgram& table = detail::network_program(l.file);
+  return s.program_variant(l.file, detail::network_build_options(table, s.variant, base.work_group) + l.options,
+                           table.kernels, base.work_group);
+}
+
 class FloatStep final : public DeviceStep {
  public:
   FloatStep(const Runtime& rt, FloatLaunch launch, const Epilogue& e)
       : runtime_(rt), launch_(std::move(launch)), relu_(e.relu ? 1 : 0) {
     const auto& s = detail::runtime_state(rt, launch_.kernel);
-    const auto& program = s->linear_program(launch_.file);
-    wg_ = program.work_group;
-    kernel_ = detail::make_kernel(program.program, launch_.kernel, s->device, wg_);
+    const auto program = launch_program(*s, launch_);
+    if (!program) throw Error(std::string("no program of ") + launch_.file + " with '" + launch_.options + "'");
+    wg_ = program->work_group;
+    kernel_ = detail::make_kernel(program->program, launch_.kernel, s->device, wg_);
     detail::cl_call(
         [&] {
           weights_ = buffer(s->context, launch_.weights);
@@ -193,6 +207,10 @@ class FloatStep final : public DeviceStep {
   std::vector<StageTime> stage_times() const override { return {}; }
   std::size_t weight_bytes() const override { return weight_bytes_; }
   std::string describe() const override { return launch_.description; }
+  std::vector<detail::TuningPoint> tuning_points() const override {
+    if (!launch_.tuning) return {};
+    return {*launch_.tuning};
+  }
 
  private:
   static cl::Buffer buffer(const cl::Context& context, const std::vector<float>& values) {
@@ -210,6 +228,38 @@ class FloatStep final : public DeviceStep {
 };
 
 }  // namespace
+
+std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,
+                                             const BinaryConvolution::Attributes& a, const std::vector<float>& w,
+                                             std::int64_t groups, const Epilogue& epilogue) {
+  const auto& s = detail::runtime_state(runtime, "Convolution");
+  const std::string shape_class = "convolution " + xnorcl::to_string(g.input) + " -> " +
+                                  xnorcl::to_string(g.output) + " kernel " + std::to_string(g.filter[2]) +
+                                  "x" + std::to_string(g.filter[3]) + " stride " + std::to_string(a.strides[0]) +
+                                  "x" + std::to_string(a.strides[1]) + " dilation " +
+                                  std::to_string(a.dilations[0]) + "x" + std::to_string(a.dilations[1]) +
+                                  " groups " + std::to_string(groups);
+  const auto columns_text = [](int columns) { return "cols=" + std::to_string(columns); };
+  const auto candidates = [columns_text](TuneSearch search) {
+    std::vector<std::string> texts;
+    for (int c : detail::float_conv_column_candidates(search)) texts.push_back(columns_text(c));
+    return texts;
+  };
+  const auto accept = [](const std::string& config) {
+    const auto c = detail::config_value(config, "cols");
+    return c && (*c == 8 || *c == 16);
+  };
+  detail::TuningPoint point =
+      detail::choose_config(*s, shape_class, columns_text(detail::kFloatConvColumns), accept, candidates);
+  FloatLaunch launch = convolution_launch(g, a, w, groups, *detail::config_value(point.config, "cols"));
+  if (!launch_program(*s, launch)) {  // the wider tiles' kernel refuses this device's local size
+    point.config = point.default_config;
+    point.tuned = false;
+    launch = convolution_launch(g, a, w, groups, detail::kFloatConvColumns);
+  }
+  launch.tuning = std::move(point);
+  return make_float_step(runtime, std::move(launch), epilogue);
+}
 
 std::unique_ptr<DeviceStep> make_float_step(const Runtime& runtime, FloatLaunch launch,
                                             const Epilogue& epilogue) {

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ops/op.hpp"
+#include "runtime/tuning.hpp"
 #include "xnorcl/binary_convolution.hpp"
 
 namespace xnorcl::ops {
@@ -54,11 +56,18 @@ struct FloatLaunch {
   std::size_t total = 0;
   bool work_group_per_item = false;
   std::string description;
+  std::string options;  // build options beyond the program's defaults (a tuned configuration), or ""
+  std::optional<detail::TuningPoint> tuning;
 };
 // The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w
 // [O, Cg, KH, KW] (O = groups * Og).
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
-                               const std::vector<float>& w, std::int64_t groups);
+                               const std::vector<float>& w, std::int64_t groups, int columns);
+// The step of a grouped convolution (not depthwise) in the tuned number of columns per work-item (the
+// tuning table's, else detail::kFloatConvColumns).
+std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,
+                                             const BinaryConvolution::Attributes& a, const std::vector<float>& w,
+                                             std::int64_t groups, const Epilogue& epilogue);
 std::unique_ptr<DeviceStep> make_float_step(const Runtime& runtime, FloatLaunch launch,
                                             const Epilogue& epilogue);
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/tuning.hpp"
 #include "xnorcl/graph.hpp"
 #include "xnorcl/opencl.hpp"
 #include "xnorcl/runtime.hpp"
@@ -60,6 +61,8 @@ class DeviceStep {
   virtual std::vector<StageTime> stage_times() const = 0;
   virtual std::size_t weight_bytes() const = 0;  // device memory it holds (weights, tables, scratch)
   virtual std::string describe() const = 0;      // kernels and sizes, for GraphPlan
+  // What the step's kernels can be tuned on (runtime/tuning.hpp): one point per tunable kernel, or none.
+  virtual std::vector<detail::TuningPoint> tuning_points() const { return {}; }
 };
 
 class Op {

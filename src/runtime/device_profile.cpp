@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "runtime/tuning.hpp"
 #include "xnorcl/error.hpp"
 
 namespace xnorcl::detail {
@@ -142,6 +143,70 @@ std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profi
   return configs;
 }
 
+std::string to_text(const GemmConfig& c) {
+  return "wg=" + std::to_string(c.wg) + " tm=" + std::to_string(c.tm) + " tn=" + std::to_string(c.tn) +
+         " kt=" + std::to_string(c.kt);
+}
+
+namespace {
+bool power_of_two_in(int v, int lo, int hi) {
+  return v >= lo && v <= hi && (v & (v - 1)) == 0;
+}
+}  // namespace
+
+std::optional<GemmConfig> parse_gemm_config(const std::string& text, const GemmConfig& base) {
+  const auto wg = config_value(text, "wg"), tm = config_value(text, "tm"), tn = config_value(text, "tn"),
+             kt = config_value(text, "kt");
+  if (!wg || !tm || !tn || !kt) return std::nullopt;
+  if (!power_of_two_in(*wg, 1, 16) || !power_of_two_in(*tm, 1, 8) || !power_of_two_in(*tn, 1, 16) ||
+      !power_of_two_in(*kt, 4, 32) || *tm * *tn > 64)
+    return std::nullopt;
+  GemmConfig c = base;
+  c.wg = *wg;
+  c.tm = *tm;
+  c.tn = *tn;
+  c.kt = *kt;
+  return c;
+}
+
+bool gemm_config_fits(const GemmConfig& c, const DeviceProfile& profile, std::size_t work_group_cap) {
+  return c.work_group_size() <= work_group_cap && c.work_group_size() <= profile.info.max_work_group_size &&
+         c.local_bytes() <= profile.info.local_mem_size;
+}
+
+// Fast: the register block's shape at the default work-group (the block decides how often each loaded word
+// is reused); normal: also the work-group and, on Local, the K step; exhaustive: every valid combination.
+std::vector<GemmConfig> gemm_candidates(const GemmConfig& base, const DeviceProfile& profile,
+                                        std::size_t work_group_cap, TuneSearch search) {
+  const bool local = base.variant == Variant::Local;
+  std::vector<int> wgs{base.wg}, tms, tns, kts{base.kt};
+  if (search == TuneSearch::Fast) {
+    tms = {2, 4, 8};
+    tns = local ? std::vector<int>{2, 4, 8} : std::vector<int>{4, 8, 16};
+  } else {
+    const bool all = search == TuneSearch::Exhaustive;
+    wgs = all ? std::vector<int>{1, 2, 4, 8, 16} : std::vector<int>{4, 8, 16};
+    tms = all ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{2, 4, 8};
+    tns = all ? std::vector<int>{1, 2, 4, 8, 16} : std::vector<int>{2, 4, 8, 16};
+    if (local) kts = all ? std::vector<int>{4, 8, 16, 32} : std::vector<int>{8, 16};
+  }
+  std::vector<GemmConfig> out{base};
+  for (int wg : wgs)
+    for (int tm : tms)
+      for (int tn : tns)
+        for (int kt : kts) {
+          GemmConfig c = base;
+          c.wg = wg, c.tm = tm, c.tn = tn, c.kt = kt;
+          if (tm * tn > 64 || !gemm_config_fits(c, profile, work_group_cap)) continue;
+          if (to_text(c) != to_text(base)) out.push_back(c);
+        }
+  return out;
+}
+
+std::vector<int> float_conv_column_candidates(TuneSearch /*search*/) {
+  return {kFloatConvColumns, 16};
+}
+
 std::vector<std::size_t> linear_work_group_sizes() {
   return {64, 32, 16, 8, 4, 2, 1};
 }
@@ -169,6 +234,12 @@ const std::vector<NetworkProgram>& network_programs() {
       {"transpose.cl", {"transpose_copy"}, false},
   };
   return programs;
+}
+
+const NetworkProgram& network_program(const std::string& file) {
+  for (const NetworkProgram& p : network_programs())
+    if (file == p.file) return p;
+  throw Error("no network program is built from " + file);
 }
 
 std::string network_build_options(const NetworkProgram& program, Variant variant,
@@ -236,13 +307,27 @@ std::vector<std::pair<std::string, std::string>> all_build_option_sets() {
     const std::pair<std::string, std::string> set(file, options);
     if (std::find(sets.begin(), sets.end(), set) == sets.end()) sets.push_back(set);
   };
+  // The float convolutions' tuned column counts.
+  for (int columns : float_conv_column_candidates(TuneSearch::Exhaustive)) {
+    if (columns == kFloatConvColumns) continue;
+    for (std::size_t wg : linear_work_group_sizes())
+      add("convolution.cl", network_build_options(network_program("convolution.cl"), Variant::Global, wg) +
+                                " -DCOLS=" + std::to_string(columns));
+  }
   for (Architecture a :
        {Architecture::Unknown, Architecture::Mali, Architecture::Adreno, Architecture::Nvidia,
         Architecture::Amd, Architecture::Intel, Architecture::PoclCpu, Architecture::Oclgrind}) {
     DeviceProfile profile;
     profile.architecture = a;
+    // Room for every tuning candidate (a real device's limits only remove some).
+    profile.info.max_work_group_size = 1024;
+    profile.info.local_mem_size = std::size_t(1) << 20;
     for (Variant v : {Variant::Local, Variant::Global}) {
-      for (GemmConfig c : gemm_configs(v, profile)) {
+      std::vector<GemmConfig> configs = gemm_configs(v, profile);
+      for (const GemmConfig& base : gemm_configs(v, profile))
+        for (const GemmConfig& c : gemm_candidates(base, profile, 1024, TuneSearch::Exhaustive))
+          configs.push_back(c);
+      for (GemmConfig c : configs) {
         // Both word sizes: RuntimeOptions::word_bits (XNORCL_WORD_BITS) overrides the architecture's.
         for (int word_bits : {32, 64}) {
           c.word_bits = word_bits;

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "xnorcl/opencl.hpp"
 #include "xnorcl/runtime.hpp"
 #include "xnorcl/shape.hpp"
+#include "xnorcl/tuning.hpp"
 
 namespace xnorcl::detail {
 
@@ -59,6 +61,24 @@ struct GemmConfig {
 // kernel and RuntimeOptions::max_work_group_size allow.
 std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profile);
 
+// Tuning (docs/tuning.md). A GEMM configuration as the tuning file writes it: "wg=8 tm=4 tn=8 kt=8".
+std::string to_text(const GemmConfig& c);
+// The configuration `text` names, on base's variant and word size: nothing unless wg, tm, tn and kt are all
+// given and in the searched ranges (wg 1-16, tm 1-8, tn 1-16, kt 4-32, powers of two, tm*tn <= 64).
+std::optional<GemmConfig> parse_gemm_config(const std::string& text, const GemmConfig& base);
+// Whether the device can run it: work-group size within `work_group_cap`, Local tiles within local memory.
+bool gemm_config_fits(const GemmConfig& c, const DeviceProfile& profile, std::size_t work_group_cap);
+// The configurations a search tries for one layer, `base` (the default rule) first, each fitting.
+std::vector<GemmConfig> gemm_candidates(const GemmConfig& base, const DeviceProfile& profile,
+                                        std::size_t work_group_cap, TuneSearch search);
+
+// Output columns per work-item of the float convolutions (COLS in convolution.cl): 8 by default; 16 lets
+// a CPU's compiler feed 16-lane FMAs from each tap's 8 weight loads, which pays on wide rows of few input
+// channels (PoCL: the 7x7/2 stem 1.92 -> 1.64 ms) and loses on narrow rows of many (512x7x7: 2x slower), so
+// the tuner chooses it per layer.
+constexpr int kFloatConvColumns = 8;
+std::vector<int> float_conv_column_candidates(TuneSearch search);
+
 // Work-group sizes for the one-dimensional kernels (packing, network layers), largest first.
 std::vector<std::size_t> linear_work_group_sizes();
 // word_bits 0: a kernel file without packed words (the network layers'); else -DWORD_BITS (im2col_pack.cl).
@@ -72,6 +92,7 @@ struct NetworkProgram {
   bool per_variant;  // -DLOCAL_VARIANT=0/1 from the variant in use
 };
 const std::vector<NetworkProgram>& network_programs();
+const NetworkProgram& network_program(const std::string& file);  // Error for a file not in the table
 std::string network_build_options(const NetworkProgram& program, Variant variant,
                                   std::size_t work_group_size);
 

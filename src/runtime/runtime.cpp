@@ -11,6 +11,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "core/file_io.hpp"
 #include "runtime/cl_call.hpp"
 #include "runtime/device_profile.hpp"
 #include "runtime/embedded_kernels.hpp"
@@ -85,6 +86,25 @@ RuntimeOptions with_environment(RuntimeOptions o) {
   if (!o.word_bits) {
     if (auto v = detail::knob_text("XNORCL_WORD_BITS", "32 or 64"))
       o.word_bits = detail::parse_choice<int>(*v, "XNORCL_WORD_BITS", {{"32", 32}, {"64", 64}});
+  }
+  if (!o.tuning) {
+    if (auto v = detail::knob_text("XNORCL_TUNING", "use, tune or ignore"))
+      o.tuning = detail::parse_choice<TuningMode>(
+          *v, "XNORCL_TUNING",
+          {{"use", TuningMode::Use}, {"tune", TuningMode::TuneOnFirstUse}, {"ignore", TuningMode::Ignore}});
+  }
+  if (o.tuning && *o.tuning != TuningMode::Use && *o.tuning != TuningMode::TuneOnFirstUse &&
+      *o.tuning != TuningMode::Ignore) {
+    throw InvalidArgument("RuntimeOptions::tuning = " + std::to_string(static_cast<int>(*o.tuning)) +
+                          " is not a TuningMode; use Use, TuneOnFirstUse or Ignore");
+  }
+  if (o.tuning_file) {
+    if (o.tuning_file->empty())
+      throw InvalidArgument("RuntimeOptions::tuning_file is empty; give a file path, or leave it unset");
+    detail::check_path(*o.tuning_file);
+  } else {
+    o.tuning_file = detail::knob_text("XNORCL_TUNING_FILE", "a file path");
+    if (o.tuning_file) detail::check_path(*o.tuning_file);
   }
   if (o.word_bits && *o.word_bits != 32 && *o.word_bits != 64) {
     throw InvalidArgument("RuntimeOptions::word_bits = " + std::to_string(*o.word_bits) +
@@ -233,7 +253,7 @@ std::optional<cl::Program> program_from_cache(const RuntimeState& s, const std::
 }
 
 // Logged once per Runtime, before its first compilation from source, so that a slow first start says why.
-void announce_compilation(RuntimeState& s) {
+void announce_compilation(const RuntimeState& s) {
   if (s.compile_announced) return;
   s.compile_announced = true;
   const std::string why = s.cache.enabled()
@@ -243,7 +263,7 @@ void announce_compilation(RuntimeState& s) {
   log(s, "compiling the OpenCL kernels for " + s.profile.info.label() + ": " + why);
 }
 
-BuiltProgram build_program(RuntimeState& s, const std::string& file, const std::string& base_options,
+BuiltProgram build_program(const RuntimeState& s, const std::string& file, const std::string& base_options,
                            const std::vector<const char*>& kernels) {
   const std::string options = base_options + s.profile.extra_build_options;
   const detail::EmbeddedKernel& k = embedded(file);
@@ -298,10 +318,11 @@ std::optional<std::vector<unsigned char>> program_binary(const RuntimeState& s, 
 
 // Binaries are read only after the program's kernels exist: some drivers (Mali) compile lazily; others
 // add code at first launch and are stored later (RuntimeState::deferred_stores).
-void store_in_cache(RuntimeState& s, const BuiltProgram& built) {
+void store_in_cache(const RuntimeState& s, const BuiltProgram& built) {
   if (built.cache_key.empty() || built.from_cache) return;
   if (s.profile.binary_grows_at_first_launch) {
     std::call_once(exit_handler_once, [] { std::atexit([] { process_exiting.store(true); }); });
+    const std::lock_guard<std::mutex> lock(s.deferred_mutex);  // tuned programs are built after create()
     if (s.deferred_stores.empty()) detail::deferred_stores_pending(+1);
     s.deferred_stores.push_back({built.program, built.cache_key});
     return;
@@ -413,6 +434,8 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
                {"im2col_pack_f32", "im2col_pack_u8", "row_pack_f32", "row_pack_u8", "im2col_pack_rows",
                 "channel_pack_f32", "channel_pack_u8", "im2col_pack_words", "im2col_pack_units"},
                s->gemm.word_bits, s->im2col_pack, s->pack_work_group);
+  s->tuning_mode = options.tuning.value_or(TuningMode::Use);
+  detail::load_tuning(*s);
   return s;
 }
 
@@ -430,6 +453,24 @@ const RuntimeState::LinearProgram& RuntimeState::linear_program(const std::strin
   const auto it = linear_programs.find(file);
   if (it == linear_programs.end()) throw Error("the runtime has built no program from " + file);
   return it->second;
+}
+
+std::optional<RuntimeState::LinearProgram> RuntimeState::program_variant(
+    const std::string& file, const std::string& options, const std::vector<const char*>& kernels,
+    std::size_t work_group) const {
+  const std::lock_guard<std::mutex> lock(program_variants_mutex_);
+  const std::string key = file + " " + options + " " + std::to_string(work_group);
+  if (const auto it = program_variants_.find(key); it != program_variants_.end()) return it->second;
+  std::optional<LinearProgram> built;
+  if (work_group <= work_group_cap) {
+    const BuiltProgram candidate = build_program(*this, file, options, kernels);
+    if (kernels_accept(*this, candidate.program, kernels, work_group)) {
+      store_in_cache(*this, candidate);
+      built = LinearProgram{candidate.program, work_group};
+    }
+  }
+  program_variants_[key] = built;
+  return built;
 }
 
 // With no launch starting (the gate) and none of this Runtime's in flight (the queue finished): PoCL must not

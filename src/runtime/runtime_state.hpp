@@ -6,11 +6,13 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/device_profile.hpp"
 #include "runtime/program_cache.hpp"
+#include "runtime/tuning.hpp"
 #include "xnorcl/opencl.hpp"
 #include "xnorcl/runtime.hpp"
 
@@ -32,7 +34,7 @@ struct RuntimeState {
   bool profiling = false;
   std::size_t work_group_cap = 0;  // min(device max, RuntimeOptions cap)
   ProgramCache cache{"", nullptr};
-  bool compile_announced = false;  // the "compiling the OpenCL kernels" message was logged (create() only)
+  mutable bool compile_announced = false;  // the "compiling the OpenCL kernels" message was logged (create() only)
 
   // Programs built once in Runtime::create; only read afterwards, so threads may share them.
   cl::Program im2col_pack;  // kernels im2col_pack_f32, im2col_pack_u8
@@ -49,6 +51,17 @@ struct RuntimeState {
   std::map<std::string, LinearProgram> linear_programs;
   // The entry of a file of network_programs(); throws Error for a file not in that table.
   const LinearProgram& linear_program(const std::string& file) const;
+  // A program of `file` built with other options than create() used (a tuned configuration: its build
+  // options and local size), built at first request and kept; nothing when a kernel refuses that local
+  // size here. Threads may ask at once.
+  std::optional<LinearProgram> program_variant(const std::string& file, const std::string& options,
+                                               const std::vector<const char*>& kernels,
+                                               std::size_t work_group) const;
+
+  // Tuned configurations (runtime/tuning.hpp), from the tuning file and the tuner.
+  TuningMode tuning_mode = TuningMode::Use;
+  std::string tuning_path;  // "" where there is no tuning file (cache off, none named)
+  mutable TuningTable tuning;
 
   // Programs built from source on a device whose binaries grow at first launch
   // (DeviceProfile::binary_grows_at_first_launch). Such a driver serialises a program's binary once, at the
@@ -67,6 +80,10 @@ struct RuntimeState {
   mutable std::vector<DeferredStore> deferred_stores;  // emptied by store_deferred, under deferred_mutex
   mutable std::mutex deferred_mutex;
   mutable std::atomic<bool> first_host_run_done{false};
+
+ private:
+  mutable std::map<std::string, std::optional<LinearProgram>> program_variants_;  // by file and options
+  mutable std::mutex program_variants_mutex_;
 };
 
 }  // namespace xnorcl::detail

@@ -73,6 +73,10 @@ std::string version_line(const char* tool) {
 
 std::function<void(const std::string&)> compile_notice(const char* tool) {
   return [tool = std::string(tool)](const std::string& message) {
+    if (message.rfind("warning: ", 0) == 0) {
+      std::fprintf(stderr, "%s: %s\n", tool.c_str(), message.c_str());
+      return;
+    }
     if (message.rfind("compiling the OpenCL kernels", 0) != 0) return;
     std::fprintf(stderr, "%s: %s (once: seconds on a GPU, up to a minute on a CPU)\n", tool.c_str(),
                  message.c_str());

@@ -32,7 +32,7 @@ void check_output_path(const std::string& what, const std::string& path);
 std::string version_line(const char* tool);
 
 // A RuntimeOptions::log hook that prints, on stderr, only the message of a Runtime that compiles its kernels
-// rather than loading them from the program cache, so that a slow first start says why.
+// rather than loading them from the program cache, so that a slow first start says why, and warnings.
 std::function<void(const std::string&)> compile_notice(const char* tool);
 
 }  // namespace xnorcl_cli

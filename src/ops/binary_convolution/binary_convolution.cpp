@@ -172,6 +172,24 @@ int BinaryConvolution::Impl::staging_group(const detail::MemoryLimits& limits) c
   return static_cast<int>(std::min<std::uint64_t>(group, std::uint64_t(dims.N)));
 }
 
+namespace {
+
+// What decides the GEMM's speed: the variant and word size, the output channels, the patch length, the
+// positions per image and images, and what the epilogue writes.
+std::string gemm_shape_class(const detail::RuntimeState& state, const LayerDims& d,
+                             const BinaryConvolution::Options& options) {
+  using Kind = BinaryConvolution::Output::Kind;
+  const Kind kind = options.output.kind;
+  return "xnor_gemm " + to_string(state.variant) + " " + std::to_string(d.word_bits) + "-bit out " +
+         std::to_string(d.C_OUT) + " patch " + std::to_string(d.K) + " bits (" + std::to_string(d.Kw) +
+         " words) positions " + std::to_string(std::int64_t(d.OH) * d.OW) + " batch " + std::to_string(d.N) +
+         " output " + (kind == Kind::Float ? "float" : kind == Kind::ScaleBias ? "scale_bias" : "packed") +
+         (options.max_pool ? "+pool" : "") + (options.also_packed.empty() ? "" : "+bits") +
+         (options.add_shortcut ? "+shortcut" : "");
+}
+
+}  // namespace
+
 BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& attributes,
                                      const Shape& input_shape, const Filter& filter)
     : BinaryConvolution(runtime, attributes, input_shape, filter, Options{}) {}
@@ -202,7 +220,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
 
   // Kernels of this object, created from the runtime's programs (checked against CL_KERNEL_WORK_GROUP_SIZE).
   m.pack = detail::Im2colPackLauncher(*state);
-  m.gemm = detail::XnorGemmLauncher(*state);
+  detail::TuningPoint tuning;
+  m.gemm = detail::tuned_gemm(*state, gemm_shape_class(*state, d, options), tuning);
 
   const detail::MemoryLimits limits = detail::memory_limits(state->profile.info.max_mem_alloc_size);
   detail::ChunkPlan chunk_plan = detail::plan_layer_chunks(d, m.gemm.tile_n(), limits, g);
@@ -241,6 +260,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
 
   m.plan = detail::describe_plan(state->variant, m.pack, m.gemm, d, m.chunks, options, gemm_choice, m.pool,
                                  tables.bytes());
+  m.plan.shape_class = tuning.shape_class;
+  m.plan.tuned = tuning.tuned;
   impl_ = std::move(impl);
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "ops/binary_convolution/binary_convolution_op.hpp"
+#include "ops/binary_convolution/xnor_gemm.hpp"
 #include "ops/fake_quantize.hpp"
 #include "ops/layer_common.hpp"
 #include "ops/pool_attributes.hpp"
@@ -129,7 +130,7 @@ class BinaryConvolutionStep final : public DeviceStep {
  public:
   BinaryConvolutionStep(const Runtime& rt, const BinaryConvolution::Attributes& attributes, const NodeView& v,
                         const BinaryConvolution::Options& options)
-      : conv_(rt, attributes, shape4(v.inputs[0].dims), filter_of(v), options) {}
+      : runtime_(rt), conv_(rt, attributes, shape4(v.inputs[0].dims), filter_of(v), options) {}
   cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
                     const std::vector<cl::Event>& wait) override {
     if (!conv_.options().also_packed.empty())
@@ -144,8 +145,12 @@ class BinaryConvolutionStep final : public DeviceStep {
     for (const Plan::Launch& l : conv_.plan().launches) kernels += (kernels.empty() ? "" : " + ") + l.kernel;
     return kernels + " -> " + xnorcl::to_string(conv_.output_shape()) + " " + conv_.plan().output;
   }
+  std::vector<detail::TuningPoint> tuning_points() const override {
+    return {detail::gemm_tuning_point(*runtime_.state(), conv_.plan())};
+  }
 
  private:
+  Runtime runtime_;
   BinaryConvolution conv_;
 };
 

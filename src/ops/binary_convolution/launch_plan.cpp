@@ -15,7 +15,8 @@ std::string Plan::to_string() const {
           : bit_rows     ? "dense (from bit rows)"
                          : "dense (bit by bit)")
       << " patch" << (input_packed ? " (packed input)" : "") << ", output " << output << ", " << chunks
-      << (chunks == 1 ? " chunk" : " chunks") << ", scratch " << scratch_bytes << " bytes";
+      << (chunks == 1 ? " chunk" : " chunks") << ", scratch " << scratch_bytes << " bytes, "
+      << (tuned ? "tuned" : "default") << " configuration " << configuration;
   for (const Launch& l : launches) {
     out << "\n  " << l.kernel << " global " << l.global[0] << "x" << l.global[1] << " local " << l.local[0]
         << "x" << l.local[1];
@@ -33,6 +34,7 @@ Plan describe_plan(Variant variant, const Im2colPackLauncher& pack, const XnorGe
   Plan p;
   p.variant = variant;
   p.build_options = gemm.config().build_options();
+  p.configuration = to_text(gemm.config());
   p.tile_m = gemm.tile_m();
   p.tile_n = gemm.tile_n();
   p.words_per_patch = d.Kw;

@@ -33,10 +33,55 @@ Border compute_border(const LayerDims& d) {
   return b;
 }
 
-XnorGemmLauncher::XnorGemmLauncher(const RuntimeState& state) : config_(state.gemm) {
-  kernel_ = make_kernel(state.xnor_gemm, kernel_name(), state.device, config_.work_group_size());
-  program_ = state.xnor_gemm;
+XnorGemmLauncher::XnorGemmLauncher(const RuntimeState& state, const cl::Program& program,
+                                   const GemmConfig& config)
+    : config_(config) {
+  kernel_ = make_kernel(program, kernel_name(), state.device, config_.work_group_size());
+  program_ = program;
   device_ = state.device;
+}
+
+namespace {
+
+std::function<std::vector<std::string>(TuneSearch)> gemm_candidate_texts(const RuntimeState& state) {
+  return [base = state.gemm, profile = state.profile, cap = state.work_group_cap](TuneSearch search) {
+    std::vector<std::string> texts;
+    for (const GemmConfig& c : gemm_candidates(base, profile, cap, search)) texts.push_back(to_text(c));
+    return texts;
+  };
+}
+
+}  // namespace
+
+XnorGemmLauncher tuned_gemm(const RuntimeState& state, const std::string& shape_class, TuningPoint& point) {
+  const GemmConfig& base = state.gemm;
+  const auto accept = [&](const std::string& text) {
+    const std::optional<GemmConfig> c = parse_gemm_config(text, base);
+    return c && gemm_config_fits(*c, state.profile, state.work_group_cap);
+  };
+  point = choose_config(state, shape_class, to_text(base), accept, gemm_candidate_texts(state));
+  if (point.config != point.default_config) {
+    const GemmConfig c = *parse_gemm_config(point.config, base);
+    const std::vector<const char*> kernels = {XnorGemmLauncher::kernel_name(), XnorGemmLauncher::fused_kernel_name(),
+                                             XnorGemmLauncher::packed_kernel_name()};
+    if (const auto p = state.program_variant("xnor_gemm.cl", c.build_options(), kernels, c.work_group_size()))
+      return XnorGemmLauncher(state, p->program, c);
+    warn(state, "the tuned configuration '" + point.config + "' of " + shape_class +
+                    " is refused by this device's compiler; using the default");
+    point.config = point.default_config;
+    point.tuned = false;
+  }
+  return XnorGemmLauncher(state, state.xnor_gemm, base);
+}
+
+TuningPoint gemm_tuning_point(const RuntimeState& state, const Plan& plan) {
+  TuningPoint p;
+  p.shape_class = plan.shape_class;
+  p.default_config = to_text(state.gemm);
+  p.config = plan.configuration;
+  p.tuned = plan.tuned;
+  p.candidates = gemm_candidate_texts(state);
+  return p;
 }
 
 Plan::Launch XnorGemmLauncher::launch(int M_pad, const Chunk& c) const {

@@ -59,7 +59,8 @@ struct FusedPool {
 class XnorGemmLauncher {
  public:
   XnorGemmLauncher() = default;
-  explicit XnorGemmLauncher(const RuntimeState& state);
+  // The kernels of `program`, built for `config`.
+  XnorGemmLauncher(const RuntimeState& state, const cl::Program& program, const GemmConfig& config);
 
   static const char* kernel_name() { return "xnor_gemm"; }
   static const char* fused_kernel_name() { return "xnor_gemm_fused"; }
@@ -98,5 +99,11 @@ class XnorGemmLauncher {
   cl::Device device_;
   GemmConfig config_;
 };
+
+// The GEMM of a layer of shape class `shape_class` in its configuration: the tuning table's where it runs
+// here, else the runtime's default. `point` receives what it ran and the candidates a search tries.
+XnorGemmLauncher tuned_gemm(const RuntimeState& state, const std::string& shape_class, TuningPoint& point);
+// The tuning point of a planned layer (its plan's shape class and configuration).
+TuningPoint gemm_tuning_point(const RuntimeState& state, const Plan& plan);
 
 }  // namespace xnorcl::detail

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tuner: rounds of whole-model runs. Round 0 runs every step in its default configuration; round r runs
+// each shape class's r-th candidate (classes with fewer keep their default). Each step's device time is
+// measured inside the whole model, so a configuration is judged where it runs, with its neighbours' effect
+// on the caches; a class's time is the sum of its steps' medians. Every round's outputs must equal round
+// 0's bit for bit (every candidate computes the same values): a round that differs is discarded with a
+// warning, never kept.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+
+#include "graph/model_access.hpp"
+#include "ops/layer_common.hpp"
+#include "runtime/runtime_state.hpp"
+#include "runtime/tuning.hpp"
+#include "xnorcl/error.hpp"
+#include "xnorcl/graph.hpp"
+#include "xnorcl/tuning.hpp"
+
+namespace xnorcl {
+namespace detail {
+namespace {
+
+thread_local bool tuning_now = false;
+
+// A candidate is kept only when it beats the default by more than this share: run-to-run noise on a busy
+// device is a few percent, and a tuned step must never be slower than its default.
+constexpr double kNoiseMargin = 0.03;
+
+struct ClassState {
+  std::vector<std::size_t> steps;
+  std::vector<std::string> step_names;
+  std::vector<std::string> candidates;
+  std::vector<double> ms;  // per candidate measured, NaN where not (yet) or discarded
+  std::optional<std::string> previous;  // the table's entry before tuning
+};
+
+struct Measurement {
+  std::vector<double> step_ms;  // median per step
+  double model_ms = 0;          // median of the whole model's device time
+  std::map<std::string, Tensor> outputs;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+std::map<std::string, Tensor> random_inputs(const Graph& graph) {
+  std::mt19937 rng(12345);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::map<std::string, Tensor> inputs;
+  for (const GraphInput& in : graph.inputs) {
+    Tensor t;
+    t.dims = in.dims;
+    t.values.resize(static_cast<std::size_t>(t.element_count()));
+    for (float& v : t.values) v = u(rng);
+    inputs[in.name] = std::move(t);
+  }
+  return inputs;
+}
+
+Measurement measure(const Runtime& runtime, const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                    int repetitions) {
+  Model model(runtime, graph);
+  Measurement m;
+  // Warm-up: first launches compile on some drivers, and a CPU device's threads and caches settle.
+  m.outputs = model.run(inputs);
+  model.run(inputs);
+  std::vector<std::vector<double>> per_step;
+  std::vector<double> totals;
+  for (int r = 0; r < repetitions; ++r) {
+    model.run(inputs);
+    const std::vector<double> ms = ModelAccess::step_milliseconds(model);
+    per_step.resize(ms.size());
+    double total = 0;
+    for (std::size_t s = 0; s < ms.size(); ++s) {
+      per_step[s].push_back(ms[s]);
+      total += ms[s];
+    }
+    totals.push_back(total);
+  }
+  for (const auto& v : per_step) m.step_ms.push_back(median(v));
+  m.model_ms = median(totals);
+  return m;
+}
+
+bool same_bits(const std::map<std::string, Tensor>& a, const std::map<std::string, Tensor>& b) {
+  for (const auto& [name, t] : a) {
+    const Tensor& u = b.at(name);
+    if (t.words != u.words || t.values.size() != u.values.size()) return false;
+    for (std::size_t i = 0; i < t.values.size(); ++i)
+      if (std::memcmp(&t.values[i], &u.values[i], sizeof(float)) != 0) return false;
+  }
+  return true;
+}
+
+// The model's classes, from a Model built with the table as it is.
+std::map<std::string, ClassState> model_classes(const Runtime& runtime, const Graph& graph, TuneSearch search) {
+  const Model model(runtime, graph);
+  std::map<std::string, ClassState> classes;
+  const auto points = ModelAccess::tuning_points(model);
+  for (std::size_t s = 0; s < points.size(); ++s) {
+    for (const TuningPoint& p : points[s]) {
+      ClassState& c = classes[p.shape_class];
+      c.steps.push_back(s);
+      c.step_names.push_back(model.plan().steps[s].node);
+      if (c.candidates.empty()) c.candidates = p.candidates(search);
+    }
+  }
+  return classes;
+}
+
+void store_results(const RuntimeState& state, const std::map<std::string, std::string>& results,
+                   TuneReport& report) {
+  if (state.tuning_path.empty() || results.empty()) return;
+  std::map<std::string, std::string> entries =
+      read_tuning_file(state.tuning_path, tuning_key(state), [&](const std::string& m) { warn(state, m); });
+  for (const auto& [shape_class, config] : results) entries[shape_class] = config;
+  try {
+    write_tuning_file(state.tuning_path, tuning_key(state), entries);
+    report.file = state.tuning_path;
+  } catch (const Error& e) {
+    warn(state, std::string("the tuning results were not stored: ") + e.what());
+  }
+}
+
+struct TuningScope {
+  TuningScope() { tuning_now = true; }
+  ~TuningScope() { tuning_now = false; }
+  TuningScope(const TuningScope&) = delete;
+  TuningScope& operator=(const TuningScope&) = delete;
+};
+
+}  // namespace
+
+bool tuning_in_progress() {
+  return tuning_now;
+}
+
+}  // namespace detail
+
+std::string tuning_file(const Runtime& runtime) {
+  return detail::runtime_state(runtime, "tuning_file")->tuning_path;
+}
+
+TuneReport tune(const Runtime& runtime, const Graph& graph, const TuneOptions& options) {
+  using namespace detail;
+  const auto start = std::chrono::steady_clock::now();
+  const auto& state = runtime_state(runtime, "tune");
+  if (options.repetitions < 0)
+    throw InvalidArgument("TuneOptions::repetitions = " + std::to_string(options.repetitions) +
+                          "; it takes 0 (the search's default) or more");
+  graph.validate();
+  if (!state->profiling)
+    throw InvalidArgument("tuning times kernels, so it needs a Runtime whose queue has profiling enabled");
+  const int reps = options.repetitions > 0                      ? options.repetitions
+                   : options.search == TuneSearch::Fast         ? 5
+                   : options.search == TuneSearch::Normal       ? 9
+                                                                : 15;
+  const TuningScope scope;
+  TuningTable& table = state->tuning;
+  std::map<std::string, ClassState> classes = model_classes(runtime, graph, options.search);
+  std::size_t rounds = 1, total = 1;
+  for (auto& [name, c] : classes) {
+    c.previous = table.find(name);
+    table.erase(name);
+    c.ms.assign(c.candidates.size(), std::nan(""));
+    rounds = std::max(rounds, c.candidates.size());
+    total += c.candidates.size() - 1;
+  }
+  // Whatever happens below, the table ends with a configuration the tuner chose or what it held before.
+  struct Restore {
+    TuningTable& table;
+    std::map<std::string, ClassState>& classes;
+    bool armed = true;
+    ~Restore() {
+      if (!armed) return;
+      for (const auto& [name, c] : classes) {
+        if (c.previous)
+          table.set(name, *c.previous);
+        else
+          table.erase(name);
+      }
+    }
+  } restore{table, classes};
+  const auto inputs = random_inputs(graph);
+  TuneReport report;
+  TuneProgress progress{0, total, "default configurations"};
+  if (options.progress) options.progress(progress);
+  const Measurement base = measure(runtime, graph, inputs, reps);
+  const auto class_ms = [&](const ClassState& c, const Measurement& m) {
+    double ms = 0;
+    for (std::size_t s : c.steps) ms += m.step_ms[s];
+    return ms;
+  };
+  for (auto& [name, c] : classes) c.ms[0] = class_ms(c, base);
+  progress.done = 1;
+  for (std::size_t r = 1; r < rounds; ++r) {
+    if (options.stop_requested && options.stop_requested()) {
+      report.stopped = true;
+      break;
+    }
+    std::size_t in_round = 0;
+    for (auto& [name, c] : classes) {
+      if (r < c.candidates.size()) {
+        table.set(name, c.candidates[r]);
+        ++in_round;
+      } else {
+        table.erase(name);
+      }
+    }
+    progress.what = "round " + std::to_string(r) + " of " + std::to_string(rounds - 1) + ": " +
+                    std::to_string(in_round) + " candidates";
+    try {
+      const Measurement m = measure(runtime, graph, inputs, reps);
+      if (!same_bits(m.outputs, base.outputs)) {
+        warn(*state, "tuning round " + std::to_string(r) +
+                         " computed other outputs than the default configurations; its candidates are "
+                         "discarded (a driver fault?)");
+      } else {
+        for (auto& [name, c] : classes)
+          if (r < c.candidates.size()) c.ms[r] = class_ms(c, m);
+      }
+    } catch (const Error& e) {
+      warn(*state, "tuning round " + std::to_string(r) + " failed and is skipped: " + e.what());
+    }
+    progress.done += in_round;
+    if (options.progress) options.progress(progress);
+  }
+  // The defaults once more, after the candidates: the first round ran on a colder device, and a class's
+  // default time is the better of the two, so noise cannot make a candidate look faster than it is.
+  const Measurement again = measure(runtime, graph, inputs, reps);
+  for (auto& [name, c] : classes) c.ms[0] = std::min(c.ms[0], class_ms(c, again));
+  restore.armed = false;
+  std::map<std::string, std::string> results;
+  for (auto& [name, c] : classes) {
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < c.ms.size(); ++i)
+      if (!std::isnan(c.ms[i]) && c.ms[i] < c.ms[best]) best = i;
+    if (c.ms[best] >= c.ms[0] * (1 - kNoiseMargin)) best = 0;
+    const bool measured = !report.stopped || std::count_if(c.ms.begin(), c.ms.end(), [](double v) {
+                                               return !std::isnan(v);
+                                             }) == static_cast<std::ptrdiff_t>(c.ms.size());
+    TunedStep t;
+    t.shape_class = name;
+    t.default_config = c.candidates[0];
+    t.default_ms = c.ms[0];
+    t.best_config = c.candidates[best];
+    t.best_ms = c.ms[best];
+    for (double v : c.ms) t.candidates += std::isnan(v) ? 0 : 1;
+    t.steps = c.step_names;
+    if (measured || best != 0) {
+      table.set(name, c.candidates[best]);
+      results[name] = c.candidates[best];
+    } else if (c.previous) {
+      table.set(name, *c.previous);
+    } else {
+      table.erase(name);
+    }
+    report.classes.push_back(std::move(t));
+  }
+  report.default_ms = std::min(base.model_ms, again.model_ms);
+  report.tuned_ms = measure(runtime, graph, inputs, reps).model_ms;
+  if (options.store) store_results(*state, results, report);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace xnorcl
