@@ -16,9 +16,19 @@ endif()
 if(TARGET xnorcl-bench AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME cli_strict
     COMMAND "${CMAKE_COMMAND}" -DBENCH=$<TARGET_FILE:xnorcl-bench> -DCLASSIFY=$<TARGET_FILE:xnorcl-classify>
-            -DDEMO=$<TARGET_FILE:xnorcl-demo> -DWORK=${CMAKE_CURRENT_BINARY_DIR}
+            -DDEMO=$<TARGET_FILE:xnorcl-demo>
+            -DTUNE=$<TARGET_FILE:xnorcl-tune> -DWORK=${CMAKE_CURRENT_BINARY_DIR}
             -P "${PROJECT_SOURCE_DIR}/tools/cli/cli_smoke_test.cmake")
   set_tests_properties(cli_strict PROPERTIES LABELS host TIMEOUT 60)
+endif()
+
+# xnorcl-tune stores its results and a second process runs them: the tuning file is read across processes;
+# --no-store writes nothing.
+if(TARGET xnorcl-tune AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME tune_across_processes
+    COMMAND "${CMAKE_COMMAND}" -DTUNE=$<TARGET_FILE:xnorcl-tune> -DWORK=${CMAKE_CURRENT_BINARY_DIR}/tune_across
+            -P "${PROJECT_SOURCE_DIR}/tools/tune_process_test.cmake")
+  set_tests_properties(tune_across_processes PROPERTIES LABELS device TIMEOUT 300)
 endif()
 
 # The source folders depend one way (core <- runtime <- ops <- graph): no include points up.

@@ -25,17 +25,19 @@ const char* const kUsage =
     "  --batch B        images per run of the built-in networks, 1 to 64 (default 1)\n"
     "  --reps N         timed runs per configuration, 1 to 1000 (default: 5 fast, 9 normal, 15 exhaustive)\n"
     "  --no-store       measure and report, but write no tuning file\n"
+    "  --show           tune nothing: print the tuning file in use and which steps of the model it tunes\n"
     "  -h, --help       this text\n"
     "  --version        the version of xnorcl-tune and of the library\n"
     "\n"
-    "Ctrl-C stops the search and keeps what was measured. The device is XNORCL_DEVICE's, else the first GPU,\n"
+    "Ctrl-C stops the search and keeps what was measured. The device is XNORCL_DEVICE's, else the first "
+    "GPU,\n"
     "accelerator or CPU; the tuning file is XNORCL_TUNING_FILE, else one beside the program cache.\n";
 
 struct Arguments {
   std::string model, file;
   xnorcl::TuneSearch search = xnorcl::TuneSearch::Fast;
   std::int64_t size = 224, batch = 1, reps = 0;
-  bool store = true;
+  bool store = true, show = false;
 };
 
 Arguments parse(int argc, char** argv) {
@@ -68,15 +70,18 @@ Arguments parse(int argc, char** argv) {
       a.reps = xnorcl_cli::parse_int("--reps", value(), 1, 1000);
     } else if (arg == "--no-store") {
       a.store = false;
+    } else if (arg == "--show") {
+      a.show = true;
     } else if (!arg.empty() && arg[0] == '-') {
-      throw xnorcl_cli::UsageError("unknown option " + arg);
+      throw xnorcl_cli::UsageError("unknown option '" + arg + "'");
     } else if (a.file.empty()) {
       a.file = arg;
     } else {
       throw xnorcl_cli::UsageError("one model at a time: '" + a.file + "' and '" + arg + "'");
     }
   }
-  if (a.model.empty() == a.file.empty()) throw xnorcl_cli::UsageError("give a MODEL.xnn file or --model NAME");
+  if (a.model.empty() == a.file.empty())
+    throw xnorcl_cli::UsageError("give a MODEL.xnn file or --model NAME");
   return a;
 }
 
@@ -118,6 +123,21 @@ void print_report(const xnorcl::TuneReport& r) {
     std::printf("results not stored (--no-store, or no tuning file: the program cache is off)\n");
 }
 
+// The model's plan on this runtime: each tunable step and the configuration it runs, tuned or default.
+void show(const xnorcl::Runtime& rt, const xnorcl::Graph& graph) {
+  const std::string file = xnorcl::tuning_file(rt);
+  std::printf("tuning file: %s\n", file.empty() ? "none (the program cache is off)" : file.c_str());
+  const xnorcl::Model model(rt, graph);
+  std::size_t tuned = 0, tunable = 0;
+  for (const xnorcl::GraphPlan::Step& s : model.plan().steps) {
+    if (s.tuning.empty()) continue;
+    ++tunable;
+    tuned += s.tuning.rfind("tuned ", 0) == 0;
+    std::printf("  %-34s %s\n", s.node.c_str(), s.tuning.c_str());
+  }
+  std::printf("%zu of %zu tunable steps run a tuned configuration\n", tuned, tunable);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -147,6 +167,10 @@ int main(int argc, char** argv) {
     std::printf("device %s, variant %s, %s search\n", rt.device_name().c_str(),
                 xnorcl::to_string(rt.variant()).c_str(), xnorcl::to_string(args.search).c_str());
     std::fflush(stdout);
+    if (args.show) {
+      show(rt, graph);
+      return 0;
+    }
     std::signal(SIGINT, [](int) { interrupted = true; });
     xnorcl::TuneOptions t;
     t.search = args.search;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "common.hpp"
 
@@ -106,6 +107,7 @@ nb::dict plan(const LoadedGraph& self) {
     d["step"] = s.node;
     d["nodes"] = s.fused;
     d["description"] = s.description;
+    d["tuning"] = s.tuning;
     steps.append(d);
   }
   nb::dict r;
@@ -115,6 +117,69 @@ nb::dict plan(const LoadedGraph& self) {
   r["weight_bytes"] = p.weight_bytes;
   r["largest_live_pair_bytes"] = p.largest_live_pair_bytes;
   return r;
+}
+
+TuneSearch parse_search(const std::string& text) {
+  const std::string v = lower(text);
+  if (v == "fast") return TuneSearch::Fast;
+  if (v == "normal") return TuneSearch::Normal;
+  if (v == "exhaustive") return TuneSearch::Exhaustive;
+  throw InvalidArgument("mode: '" + text + "' is not a tuning mode; use 'fast', 'normal' or 'exhaustive'");
+}
+
+nb::dict report_dict(const TuneReport& r) {
+  nb::list classes;
+  for (const TunedStep& t : r.classes) {
+    nb::dict d;
+    d["shape_class"] = t.shape_class;
+    d["steps"] = t.steps;
+    d["default_config"] = t.default_config;
+    d["best_config"] = t.best_config;
+    d["default_ms"] = t.default_ms;
+    d["best_ms"] = t.best_ms;
+    d["candidates"] = t.candidates;
+    classes.append(d);
+  }
+  nb::dict d;
+  d["classes"] = classes;
+  d["stopped"] = r.stopped;
+  d["file"] = r.file;
+  d["seconds"] = r.seconds;
+  d["default_ms"] = r.default_ms;
+  d["tuned_ms"] = r.tuned_ms;
+  return d;
+}
+
+// Tunes the model's steps on its runtime, then rebuilds the model so that it runs what was kept. Ctrl-C
+// stops the search between rounds: what was measured is kept and stored, then KeyboardInterrupt is raised.
+nb::dict tune_graph(LoadedGraph& self, const std::string& mode, int repetitions, nb::object progress,
+                    bool store) {
+  TuneOptions o;
+  o.search = parse_search(mode);
+  o.repetitions = repetitions;
+  o.store = store;
+  std::optional<nb::python_error> interrupt;  // KeyboardInterrupt, held while the tuner stores
+  o.stop_requested = [&interrupt] {
+    nb::gil_scoped_acquire gil;
+    if (!interrupt && PyErr_CheckSignals() != 0) interrupt.emplace();
+    return interrupt.has_value();
+  };
+  if (!progress.is_none()) {
+    o.progress = [&progress](const TuneProgress& p) {
+      nb::gil_scoped_acquire gil;
+      progress(p.done, p.total, p.what);  // an exception here aborts the tuning and reaches the caller
+    };
+  }
+  TuneReport report;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(self.mutex);
+    report = tune(self.runtime, self.model.graph(), o);
+    Graph graph = self.model.graph();
+    self.model = Model(self.runtime, std::move(graph));
+  }
+  if (interrupt) throw nb::python_error(*interrupt);
+  return report_dict(report);
 }
 
 nb::list stage_times(LoadedGraph& self) {
@@ -139,7 +204,9 @@ void bind_graph(nb::module_& m) {
       .def("run", &run, nb::arg("inputs"))
       .def("reference", &reference, nb::arg("inputs"))
       .def("plan", &plan)
-      .def("last_stage_times", &stage_times);
+      .def("last_stage_times", &stage_times)
+      .def("tune", &tune_graph, nb::arg("mode"), nb::arg("repetitions"), nb::arg("progress").none(),
+           nb::arg("store"));
   m.def(
       "_check_graph_file",
       [](const std::string& path) {

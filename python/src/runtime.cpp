@@ -16,15 +16,26 @@ Variant parse_variant(const std::string& text) {
   throw InvalidArgument("variant: '" + text + "' is not a variant; use 'auto', 'local' or 'global'");
 }
 
+TuningMode parse_tuning(const std::string& text) {
+  const std::string v = lower(text);
+  if (v == "use") return TuningMode::Use;
+  if (v == "tune") return TuningMode::TuneOnFirstUse;
+  if (v == "ignore") return TuningMode::Ignore;
+  throw InvalidArgument("tuning: '" + text + "' is not a tuning mode; use 'use', 'tune' or 'ignore'");
+}
+
 void create_runtime(Runtime* self, std::optional<std::string> device, std::optional<std::string> variant,
                     std::optional<std::string> cache_dir, std::optional<int> word_bits,
-                    std::optional<std::size_t> max_work_group_size) {
+                    std::optional<std::size_t> max_work_group_size, std::optional<std::string> tuning,
+                    std::optional<std::string> tuning_file) {
   RuntimeOptions o;
   o.device = std::move(device);
   if (variant) o.variant = parse_variant(*variant);
   o.cache_dir = std::move(cache_dir);
   o.word_bits = word_bits;
   o.max_work_group_size = max_work_group_size;
+  if (tuning) o.tuning = parse_tuning(*tuning);
+  o.tuning_file = std::move(tuning_file);
   nb::gil_scoped_release release;  // program builds take a while
   new (self) Runtime(Runtime::create(o));
 }
@@ -54,14 +65,18 @@ void bind_runtime(nb::module_& m) {
                       "Runtime may be used from many threads.")
       .def("__init__", &create_runtime, nb::arg("device") = nb::none(), nb::arg("variant") = nb::none(),
            nb::arg("cache_dir") = nb::none(), nb::kw_only(), nb::arg("word_bits") = nb::none(),
-           nb::arg("max_work_group_size") = nb::none(),
+           nb::arg("max_work_group_size") = nb::none(), nb::arg("tuning") = nb::none(),
+           nb::arg("tuning_file") = nb::none(),
            "Opens a device. Every argument left None comes from the environment (XNORCL_DEVICE, "
-           "XNORCL_VARIANT, XNORCL_CACHE_DIR, XNORCL_WORD_BITS, XNORCL_MAX_WORK_GROUP_SIZE), then the "
+           "XNORCL_VARIANT, XNORCL_CACHE_DIR, XNORCL_WORD_BITS, XNORCL_MAX_WORK_GROUP_SIZE, XNORCL_TUNING, "
+           "XNORCL_TUNING_FILE), then the "
            "defaults. device: 'P:D' (platform and device indices) or a case-insensitive substring of "
            "'<platform> / <device>'; default the first GPU, else accelerator, else CPU. variant: 'auto', "
            "'local' or 'global'. cache_dir: program-binary cache directory, 'off' disables it. word_bits: "
            "32 or 64, the packed word size (a test and tuning hook). max_work_group_size: a cap on every "
-           "launch's work-group size.")
+           "launch's work-group size. tuning: 'use' (default: run the tuning file's configurations), 'tune' "
+           "(also tune a model's untuned steps when it is loaded) or 'ignore' (default rules only). "
+           "tuning_file: the tuning file's path; default a file beside the program cache.")
       .def_prop_ro("device_name", &Runtime::device_name, "'<platform> / <device>'")
       .def_prop_ro(
           "variant", [](const Runtime& r) { return to_string(r.variant()); },
@@ -69,6 +84,9 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("variant_reason", &Runtime::variant_reason, "Why that variant was chosen.")
       .def_prop_ro("profiling_enabled", &Runtime::profiling_enabled,
                    "Whether device times (last_stage_times) are available.")
+      .def_prop_ro(
+          "tuning_file", [](const Runtime& r) { return tuning_file(r); },
+          "The tuning file this runtime reads and xnorcl.tune writes; '' when there is none (cache off).")
       .def_prop_ro(
           "device_info", [](const Runtime& r) { return device_dict(r.device_info()); },
           "The device's properties as a dict.")

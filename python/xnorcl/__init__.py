@@ -26,7 +26,7 @@ from ._xnorcl import (
     save_vehicle_classifier,
     unpack_activations,
 )
-from ._model import Model, load
+from ._model import Model, load, tune
 from .convert import ConverterUnavailable, convert
 
 __all__ = [
@@ -50,5 +50,6 @@ __all__ = [
     "reference_binary_convolution",
     "save_model",
     "save_vehicle_classifier",
+    "tune",
     "unpack_activations",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Dict, List, Mapping, Optional, Tuple, Union
+from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -96,6 +96,40 @@ class Model:
 
     def __repr__(self) -> str:
         return f"xnorcl.Model(inputs={self.inputs}, outputs={self.outputs})"
+
+
+def tune(
+    model: Union[Model, str, "os.PathLike[str]"],
+    runtime: Optional[Runtime] = None,
+    *,
+    mode: str = "fast",
+    repetitions: int = 0,
+    progress: Optional[Callable[[int, int, str], None]] = None,
+    store: bool = True,
+) -> dict:
+    """Tunes a model's kernel configurations on its runtime's device and returns what was measured.
+
+    For each distinct step of the model (its shape class) the candidate configurations of `mode` ("fast",
+    "normal" or "exhaustive") are timed inside whole runs, `repetitions` times each (0: 5, 9 or 15 by mode); the
+    fastest is kept, the default unless another beats it beyond noise. Every candidate computes the same bits.
+    With store=True the results go to the runtime's tuning file (Runtime.tuning_file), which later runtimes on
+    this device read. A Model given is rebuilt to run the kept configurations; a path is loaded on `runtime`
+    (default: Runtime()). progress(done, total, what) is called after each round. Ctrl-C stops between rounds:
+    what was measured is kept and stored, then KeyboardInterrupt is raised.
+
+    The report: "classes" (per shape class: "shape_class", "steps", "default_config", "best_config",
+    "default_ms", "best_ms", "candidates"), "stopped", "file" (the tuning file written, or ""), "seconds",
+    "default_ms" and "tuned_ms" (the whole model's median device time per run).
+    """
+    if not isinstance(model, Model):
+        model = Model(model, runtime)
+    elif runtime is not None and runtime is not model.runtime:
+        raise InvalidArgument("tune: runtime is given, but the model already runs on a runtime of its own")
+    if isinstance(repetitions, bool) or not isinstance(repetitions, int):
+        raise InvalidArgument(f"tune: repetitions must be an int, not {type(repetitions).__name__}")
+    if progress is not None and not callable(progress):
+        raise InvalidArgument(f"tune: progress must be callable, not {type(progress).__name__}")
+    return model._graph.tune(mode, repetitions, progress, bool(store))
 
 
 def _checked_path(path: Union[str, "os.PathLike[str]"]) -> str:

@@ -6,7 +6,7 @@ first) of word c // 32, bit 1 is +1, unused tail bits 0. Packed filter bytes hol
 i = ((o*C_IN + c)*KH + ky)*KW + kx in bit 7 - i % 8 ("msb") or bit i % 8 ("lsb") of byte i // 8.
 """
 
-from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -51,11 +51,19 @@ class Runtime:
         *,
         word_bits: Optional[int] = None,
         max_work_group_size: Optional[int] = None,
+        tuning: Optional[Literal["use", "tune", "ignore"]] = None,
+        tuning_file: Optional[str] = None,
     ) -> None:
         """None takes the environment (XNORCL_DEVICE, XNORCL_VARIANT, XNORCL_CACHE_DIR, XNORCL_WORD_BITS,
-        XNORCL_MAX_WORK_GROUP_SIZE), then the defaults. device: "P:D" or a case-insensitive substring of
-        "<platform> / <device>" (default: the first GPU, else accelerator, else CPU). cache_dir "off"
-        disables the program-binary cache. word_bits: packed word size 32 or 64 (a test and tuning hook)."""
+        XNORCL_MAX_WORK_GROUP_SIZE, XNORCL_TUNING, XNORCL_TUNING_FILE), then the defaults. device: "P:D" or a
+        case-insensitive substring of "<platform> / <device>" (default: the first GPU, else accelerator, else
+        CPU). cache_dir "off" disables the program-binary cache. word_bits: packed word size 32 or 64 (a test
+        and tuning hook). tuning: "use" (default) runs the tuning file's configurations, "tune" also tunes a
+        model's untuned steps when it is loaded, "ignore" runs the default rules. tuning_file: its path
+        (default: beside the program cache)."""
+    @property
+    def tuning_file(self) -> str:
+        """The tuning file this runtime reads and xnorcl.tune writes; "" when there is none."""
     @property
     def device_name(self) -> str:
         """ "<platform> / <device>" """
@@ -208,4 +216,11 @@ class _Graph:
     def reference(self, inputs: Dict[str, _FloatArray]) -> Dict[str, npt.NDArray[Any]]: ...
     def plan(self) -> Dict[str, Any]: ...
     def last_stage_times(self) -> List[Tuple[str, float]]: ...
+    def tune(
+        self,
+        mode: str,
+        repetitions: int,
+        progress: Optional[Callable[[int, int, str], None]],
+        store: bool,
+    ) -> Dict[str, Any]: ...
 

@@ -35,7 +35,7 @@ struct ClassState {
   std::vector<std::size_t> steps;
   std::vector<std::string> step_names;
   std::vector<std::string> candidates;
-  std::vector<double> ms;  // per candidate measured, NaN where not (yet) or discarded
+  std::vector<double> ms;               // per candidate measured, NaN where not (yet) or discarded
   std::optional<std::string> previous;  // the table's entry before tuning
 };
 
@@ -100,7 +100,8 @@ bool same_bits(const std::map<std::string, Tensor>& a, const std::map<std::strin
 }
 
 // The model's classes, from a Model built with the table as it is.
-std::map<std::string, ClassState> model_classes(const Runtime& runtime, const Graph& graph, TuneSearch search) {
+std::map<std::string, ClassState> model_classes(const Runtime& runtime, const Graph& graph,
+                                                TuneSearch search) {
   const Model model(runtime, graph);
   std::map<std::string, ClassState> classes;
   const auto points = ModelAccess::tuning_points(model);
@@ -136,6 +137,172 @@ struct TuningScope {
   TuningScope& operator=(const TuningScope&) = delete;
 };
 
+double class_ms(const ClassState& c, const Measurement& m) {
+  double ms = 0;
+  for (std::size_t s : c.steps) ms += m.step_ms[s];
+  return ms;
+}
+
+int repetitions_of(const TuneOptions& o) {
+  if (o.repetitions > 0) return o.repetitions;
+  return o.search == TuneSearch::Fast ? 5 : o.search == TuneSearch::Normal ? 9 : 15;
+}
+
+class Tuner {
+ public:
+  Tuner(const Runtime& runtime, const Graph& graph, const TuneOptions& options)
+      : runtime_(runtime),
+        graph_(graph),
+        options_(options),
+        state_(*runtime.state()),
+        reps_(repetitions_of(options)),
+        inputs_(random_inputs(graph)) {
+    classes_ = model_classes(runtime, graph, options.search);
+    for (auto& [name, c] : classes_) {
+      c.previous = state_.tuning.find(name);
+      state_.tuning.erase(name);
+      c.ms.assign(c.candidates.size(), std::nan(""));
+      rounds_ = std::max(rounds_, c.candidates.size());
+      progress_.total += c.candidates.size() - 1;
+    }
+  }
+  // Unless finish() ran, the table gets back what it held before (an exception, a throwing progress hook).
+  ~Tuner() {
+    if (finished_) return;
+    for (const auto& [name, c] : classes_) keep(name, c.previous);
+  }
+  Tuner(const Tuner&) = delete;
+  Tuner& operator=(const Tuner&) = delete;
+
+  void run_rounds(TuneReport& report) {
+    report_progress("default configurations");
+    base_ = measure(runtime_, graph_, inputs_, reps_);
+    for (auto& [name, c] : classes_) c.ms[0] = class_ms(c, base_);
+    progress_.done = 1;
+    for (std::size_t r = 1; r < rounds_; ++r) {
+      if (options_.stop_requested && options_.stop_requested()) {
+        report.stopped = true;
+        break;
+      }
+      run_round(r);
+    }
+    // The defaults once more, after the candidates: the first round ran on a colder device, and a class's
+    // default time is the better of the two, so noise cannot make a candidate look faster than it is.
+    const Measurement again = measure(runtime_, graph_, inputs_, reps_);
+    for (auto& [name, c] : classes_) c.ms[0] = std::min(c.ms[0], class_ms(c, again));
+    report.default_ms = std::min(base_.model_ms, again.model_ms);
+  }
+
+  // Picks each class's fastest candidate, confirms the picks in one run together, and keeps them in the
+  // table; returns the entries to store (classes measured in full, or with a confirmed winner).
+  std::map<std::string, std::string> finish(TuneReport& report) {
+    std::map<std::string, std::size_t> picks;
+    for (const auto& [name, c] : classes_) picks[name] = fastest(c);
+    confirm(picks);
+    std::map<std::string, std::string> results;
+    for (const auto& [name, c] : classes_) {
+      const std::size_t best = picks[name];
+      report.classes.push_back(summary(name, c, best));
+      const bool complete = std::none_of(c.ms.begin(), c.ms.end(), [](double v) { return std::isnan(v); });
+      if (complete || best != 0) {
+        keep(name, c.candidates[best]);
+        results[name] = c.candidates[best];
+      } else {
+        keep(name, c.previous);
+      }
+    }
+    finished_ = true;
+    report.tuned_ms = measure(runtime_, graph_, inputs_, reps_).model_ms;
+    return results;
+  }
+
+ private:
+  void report_progress(const std::string& what) {
+    progress_.what = what;
+    if (options_.progress) options_.progress(progress_);
+  }
+
+  void keep(const std::string& name, const std::optional<std::string>& config) {
+    if (config)
+      state_.tuning.set(name, *config);
+    else
+      state_.tuning.erase(name);
+  }
+
+  // Round r: each class's r-th candidate, the others their default; outputs must equal round 0's.
+  void run_round(std::size_t r) {
+    std::size_t in_round = 0;
+    for (const auto& [name, c] : classes_) {
+      const bool has = r < c.candidates.size();
+      keep(name, has ? std::optional<std::string>(c.candidates[r]) : std::nullopt);
+      in_round += has;
+    }
+    const std::string round = "round " + std::to_string(r) + " of " + std::to_string(rounds_ - 1);
+    try {
+      const Measurement m = measure(runtime_, graph_, inputs_, reps_);
+      if (same_bits(m.outputs, base_.outputs)) {
+        for (auto& [name, c] : classes_)
+          if (r < c.candidates.size()) c.ms[r] = class_ms(c, m);
+      } else {
+        warn(state_, "tuning " + round +
+                         " computed other outputs than the default configurations; its candidates are "
+                         "discarded (a driver fault?)");
+      }
+    } catch (const Error& e) {
+      warn(state_, "tuning " + round + " failed and is skipped: " + e.what());
+    }
+    progress_.done += in_round;
+    report_progress(round + ": " + std::to_string(in_round) + " candidates");
+  }
+
+  // The fastest measured candidate, or the default where none beats it beyond noise.
+  static std::size_t fastest(const ClassState& c) {
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < c.ms.size(); ++i)
+      if (!std::isnan(c.ms[i]) && c.ms[i] < c.ms[best]) best = i;
+    return c.ms[best] < c.ms[0] * (1 - kNoiseMargin) ? best : 0;
+  }
+
+  // The picks run together once; a pick not faster there than its default beyond noise falls back to it.
+  void confirm(std::map<std::string, std::size_t>& picks) {
+    if (std::all_of(picks.begin(), picks.end(), [](const auto& p) { return p.second == 0; })) return;
+    for (const auto& [name, c] : classes_) keep(name, c.candidates[picks[name]]);
+    try {
+      const Measurement m = measure(runtime_, graph_, inputs_, reps_);
+      for (const auto& [name, c] : classes_)
+        if (picks[name] != 0 && !(class_ms(c, m) < c.ms[0] * (1 - kNoiseMargin))) picks[name] = 0;
+    } catch (const Error& e) {
+      warn(state_, std::string("the tuned configurations failed together and are dropped: ") + e.what());
+      for (auto& p : picks) p.second = 0;
+    }
+  }
+
+  static TunedStep summary(const std::string& name, const ClassState& c, std::size_t best) {
+    TunedStep t;
+    t.shape_class = name;
+    t.steps = c.step_names;
+    t.default_config = c.candidates[0];
+    t.default_ms = c.ms[0];
+    t.best_config = c.candidates[best];
+    t.best_ms = c.ms[best];
+    t.candidates = static_cast<std::size_t>(
+        std::count_if(c.ms.begin(), c.ms.end(), [](double v) { return !std::isnan(v); }));
+    return t;
+  }
+
+  const Runtime& runtime_;
+  const Graph& graph_;
+  const TuneOptions& options_;
+  RuntimeState& state_;
+  const int reps_;
+  const std::map<std::string, Tensor> inputs_;
+  std::map<std::string, ClassState> classes_;
+  std::size_t rounds_ = 1;
+  TuneProgress progress_{0, 1, ""};
+  Measurement base_;
+  bool finished_ = false;
+};
+
 }  // namespace
 
 bool tuning_in_progress() {
@@ -149,124 +316,23 @@ std::string tuning_file(const Runtime& runtime) {
 }
 
 TuneReport tune(const Runtime& runtime, const Graph& graph, const TuneOptions& options) {
-  using namespace detail;
   const auto start = std::chrono::steady_clock::now();
-  const auto& state = runtime_state(runtime, "tune");
+  const auto& state = detail::runtime_state(runtime, "tune");
   if (options.repetitions < 0)
     throw InvalidArgument("TuneOptions::repetitions = " + std::to_string(options.repetitions) +
                           "; it takes 0 (the search's default) or more");
   graph.validate();
   if (!state->profiling)
     throw InvalidArgument("tuning times kernels, so it needs a Runtime whose queue has profiling enabled");
-  const int reps = options.repetitions > 0                      ? options.repetitions
-                   : options.search == TuneSearch::Fast         ? 5
-                   : options.search == TuneSearch::Normal       ? 9
-                                                                : 15;
-  const TuningScope scope;
-  TuningTable& table = state->tuning;
-  std::map<std::string, ClassState> classes = model_classes(runtime, graph, options.search);
-  std::size_t rounds = 1, total = 1;
-  for (auto& [name, c] : classes) {
-    c.previous = table.find(name);
-    table.erase(name);
-    c.ms.assign(c.candidates.size(), std::nan(""));
-    rounds = std::max(rounds, c.candidates.size());
-    total += c.candidates.size() - 1;
-  }
-  // Whatever happens below, the table ends with a configuration the tuner chose or what it held before.
-  struct Restore {
-    TuningTable& table;
-    std::map<std::string, ClassState>& classes;
-    bool armed = true;
-    ~Restore() {
-      if (!armed) return;
-      for (const auto& [name, c] : classes) {
-        if (c.previous)
-          table.set(name, *c.previous);
-        else
-          table.erase(name);
-      }
-    }
-  } restore{table, classes};
-  const auto inputs = random_inputs(graph);
+  const detail::TuningScope scope;
   TuneReport report;
-  TuneProgress progress{0, total, "default configurations"};
-  if (options.progress) options.progress(progress);
-  const Measurement base = measure(runtime, graph, inputs, reps);
-  const auto class_ms = [&](const ClassState& c, const Measurement& m) {
-    double ms = 0;
-    for (std::size_t s : c.steps) ms += m.step_ms[s];
-    return ms;
-  };
-  for (auto& [name, c] : classes) c.ms[0] = class_ms(c, base);
-  progress.done = 1;
-  for (std::size_t r = 1; r < rounds; ++r) {
-    if (options.stop_requested && options.stop_requested()) {
-      report.stopped = true;
-      break;
-    }
-    std::size_t in_round = 0;
-    for (auto& [name, c] : classes) {
-      if (r < c.candidates.size()) {
-        table.set(name, c.candidates[r]);
-        ++in_round;
-      } else {
-        table.erase(name);
-      }
-    }
-    progress.what = "round " + std::to_string(r) + " of " + std::to_string(rounds - 1) + ": " +
-                    std::to_string(in_round) + " candidates";
-    try {
-      const Measurement m = measure(runtime, graph, inputs, reps);
-      if (!same_bits(m.outputs, base.outputs)) {
-        warn(*state, "tuning round " + std::to_string(r) +
-                         " computed other outputs than the default configurations; its candidates are "
-                         "discarded (a driver fault?)");
-      } else {
-        for (auto& [name, c] : classes)
-          if (r < c.candidates.size()) c.ms[r] = class_ms(c, m);
-      }
-    } catch (const Error& e) {
-      warn(*state, "tuning round " + std::to_string(r) + " failed and is skipped: " + e.what());
-    }
-    progress.done += in_round;
-    if (options.progress) options.progress(progress);
-  }
-  // The defaults once more, after the candidates: the first round ran on a colder device, and a class's
-  // default time is the better of the two, so noise cannot make a candidate look faster than it is.
-  const Measurement again = measure(runtime, graph, inputs, reps);
-  for (auto& [name, c] : classes) c.ms[0] = std::min(c.ms[0], class_ms(c, again));
-  restore.armed = false;
   std::map<std::string, std::string> results;
-  for (auto& [name, c] : classes) {
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < c.ms.size(); ++i)
-      if (!std::isnan(c.ms[i]) && c.ms[i] < c.ms[best]) best = i;
-    if (c.ms[best] >= c.ms[0] * (1 - kNoiseMargin)) best = 0;
-    const bool measured = !report.stopped || std::count_if(c.ms.begin(), c.ms.end(), [](double v) {
-                                               return !std::isnan(v);
-                                             }) == static_cast<std::ptrdiff_t>(c.ms.size());
-    TunedStep t;
-    t.shape_class = name;
-    t.default_config = c.candidates[0];
-    t.default_ms = c.ms[0];
-    t.best_config = c.candidates[best];
-    t.best_ms = c.ms[best];
-    for (double v : c.ms) t.candidates += std::isnan(v) ? 0 : 1;
-    t.steps = c.step_names;
-    if (measured || best != 0) {
-      table.set(name, c.candidates[best]);
-      results[name] = c.candidates[best];
-    } else if (c.previous) {
-      table.set(name, *c.previous);
-    } else {
-      table.erase(name);
-    }
-    report.classes.push_back(std::move(t));
+  {
+    detail::Tuner tuner(runtime, graph, options);
+    tuner.run_rounds(report);
+    results = tuner.finish(report);
   }
-  report.default_ms = std::min(base.model_ms, again.model_ms);
-  report.tuned_ms = measure(runtime, graph, inputs, reps).model_ms;
-  if (options.store) store_results(*state, results, report);
+  if (options.store) detail::store_results(*state, results, report);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

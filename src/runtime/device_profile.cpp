@@ -158,8 +158,8 @@ std::optional<GemmConfig> parse_gemm_config(const std::string& text, const GemmC
   const auto wg = config_value(text, "wg"), tm = config_value(text, "tm"), tn = config_value(text, "tn"),
              kt = config_value(text, "kt");
   if (!wg || !tm || !tn || !kt) return std::nullopt;
-  if (!power_of_two_in(*wg, 1, 16) || !power_of_two_in(*tm, 1, 8) || !power_of_two_in(*tn, 1, 16) ||
-      !power_of_two_in(*kt, 4, 32) || *tm * *tn > 64)
+  if (!power_of_two_in(*wg, 4, 16) || !power_of_two_in(*tm, 1, 8) || !power_of_two_in(*tn, 2, 16) ||
+      !power_of_two_in(*kt, 8, 32) || *tm * *tn > 64)
     return std::nullopt;
   GemmConfig c = base;
   c.wg = *wg;
@@ -175,7 +175,9 @@ bool gemm_config_fits(const GemmConfig& c, const DeviceProfile& profile, std::si
 }
 
 // Fast: the register block's shape at the default work-group (the block decides how often each loaded word
-// is reused); normal: also the work-group and, on Local, the K step; exhaustive: every valid combination.
+// is reused); normal: also the work-group and, on Local, the K step; exhaustive: wider ranges of each. Work-
+// groups below 4x4 and K steps below 8 words are left out: they only ever lost (a GPU's wave or a CPU's
+// vector is wider), and every candidate of every search is tested against the reference on both variants.
 std::vector<GemmConfig> gemm_candidates(const GemmConfig& base, const DeviceProfile& profile,
                                         std::size_t work_group_cap, TuneSearch search) {
   const bool local = base.variant == Variant::Local;
@@ -185,10 +187,10 @@ std::vector<GemmConfig> gemm_candidates(const GemmConfig& base, const DeviceProf
     tns = local ? std::vector<int>{2, 4, 8} : std::vector<int>{4, 8, 16};
   } else {
     const bool all = search == TuneSearch::Exhaustive;
-    wgs = all ? std::vector<int>{1, 2, 4, 8, 16} : std::vector<int>{4, 8, 16};
+    wgs = {4, 8, 16};
     tms = all ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{2, 4, 8};
-    tns = all ? std::vector<int>{1, 2, 4, 8, 16} : std::vector<int>{2, 4, 8, 16};
-    if (local) kts = all ? std::vector<int>{4, 8, 16, 32} : std::vector<int>{8, 16};
+    tns = all ? std::vector<int>{2, 4, 8, 16} : std::vector<int>{4, 8, 16};
+    if (local) kts = all ? std::vector<int>{8, 16, 32} : std::vector<int>{8, 16};
   }
   std::vector<GemmConfig> out{base};
   for (int wg : wgs)

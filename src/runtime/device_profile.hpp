@@ -64,7 +64,7 @@ std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profi
 // Tuning (docs/tuning.md). A GEMM configuration as the tuning file writes it: "wg=8 tm=4 tn=8 kt=8".
 std::string to_text(const GemmConfig& c);
 // The configuration `text` names, on base's variant and word size: nothing unless wg, tm, tn and kt are all
-// given and in the searched ranges (wg 1-16, tm 1-8, tn 1-16, kt 4-32, powers of two, tm*tn <= 64).
+// given and in the searched ranges (wg 4-16, tm 1-8, tn 2-16, kt 8-32, powers of two, tm*tn <= 64).
 std::optional<GemmConfig> parse_gemm_config(const std::string& text, const GemmConfig& base);
 // Whether the device can run it: work-group size within `work_group_cap`, Local tiles within local memory.
 bool gemm_config_fits(const GemmConfig& c, const DeviceProfile& profile, std::size_t work_group_cap);

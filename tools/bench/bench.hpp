@@ -29,10 +29,11 @@ struct Options {
   std::vector<std::string> layer_specs;  // --layer (repeatable); empty: the default set
   std::string json_path, csv_path;
   bool quick = false;
-  bool quiet_check = false;       // layers, network: wait for a quiet machine before measuring
-  int startup_runs = 3;           // startup: fresh processes per cache state
-  int batch = 1;                  // network: images per run
-  std::string model = "vehicle";  // network: vehicle | bireal18 | resnet18 | a .xnn graph file
+  bool quiet_check = false;                // layers, network: wait for a quiet machine before measuring
+  int startup_runs = 3;                    // startup: fresh processes per cache state
+  int batch = 1;                           // network: images per run
+  std::string model = "vehicle";           // network: vehicle | bireal18 | resnet18 | a .xnn graph file
+  std::optional<xnorcl::TuneSearch> tune;  // network: tune the model before measuring
 };
 
 // Appended to the build options of the bench's own kernels (peak.cl): OpenCL's standard
@@ -202,7 +203,9 @@ xnorcl::Graph float_twin(const xnorcl::Graph& binary);
 
 // ---- parts -----------------------------------------------------------------------------------------------
 
-xnorcl::Runtime make_runtime(const Options& o);
+// The runtime of a measurement; `tuning` overrides RuntimeOptions::tuning (the default-configuration twin
+// of a tuned model runs with TuningMode::Ignore).
+xnorcl::Runtime make_runtime(const Options& o, std::optional<xnorcl::TuningMode> tuning = std::nullopt);
 int run_devices(const Options& o);
 int run_graph_network(const Options& o);  // network (graph_network.cpp)
 int run_peak(const Options& o);

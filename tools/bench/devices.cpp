@@ -22,8 +22,9 @@ std::string bytes(std::size_t n) {
 
 }  // namespace
 
-xnorcl::Runtime make_runtime(const Options& o) {
+xnorcl::Runtime make_runtime(const Options& o, std::optional<xnorcl::TuningMode> tuning) {
   xnorcl::RuntimeOptions options;
+  options.tuning = tuning;
   if (o.device) options.device = *o.device;  // unset fields fall back to XNORCL_DEVICE / XNORCL_VARIANT
   if (o.variant_given) options.variant = o.variant;
   // Says why a first start is slow; not in `startup`'s timed child processes, whose output it reads.

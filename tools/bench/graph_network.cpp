@@ -280,19 +280,34 @@ void summarize_timings(Timed& t) {
   t.device_stats = summarize(t.device);
 }
 
-// The binary network and its float twin take turns, so that both see the same machine.
-void time_both(const Options& o, xnorcl::Model& binary, xnorcl::Model& twin,
-               const std::map<std::string, xnorcl::Tensor>& inputs, Timed& b, Timed& f) {
-  for (int i = 0; i < o.warmup; ++i) {
-    binary.run(inputs);
-    twin.run(inputs);
+// The networks take turns (the binary network, its float twin, the binary network in its default
+// configurations where some steps are tuned), so that all see the same machine.
+void time_together(const Options& o, const std::vector<std::pair<xnorcl::Model*, Timed*>>& runs,
+                   const std::map<std::string, xnorcl::Tensor>& inputs) {
+  for (int i = 0; i < o.warmup; ++i)
+    for (const auto& [model, timed] : runs) model->run(inputs);
+  for (int i = 0; i < o.reps; ++i)
+    for (const auto& [model, timed] : runs) run_and_record(*model, inputs, *timed);
+  for (const auto& [model, timed] : runs) summarize_timings(*timed);
+}
+
+std::size_t tuned_steps(const xnorcl::GraphPlan& plan) {
+  return static_cast<std::size_t>(std::count_if(plan.steps.begin(), plan.steps.end(), [](const auto& s) {
+    return s.tuning.find("tuned") != std::string::npos;
+  }));
+}
+
+// The tuned steps beside their default configurations, and the whole network.
+void print_tuning(const xnorcl::GraphPlan& plan, const Timed& tuned, const Timed& defaults) {
+  std::printf("\ntuned steps against the same steps in their default configurations (interleaved runs):\n");
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    if (plan.steps[i].tuning.find("tuned") == std::string::npos) continue;
+    std::printf("  %-60s %8.3f -> %8.3f ms  [%s]\n", plan.steps[i].node.c_str(),
+                defaults.rows[i].device.median, tuned.rows[i].device.median, plan.steps[i].tuning.c_str());
   }
-  for (int i = 0; i < o.reps; ++i) {
-    run_and_record(binary, inputs, b);
-    run_and_record(twin, inputs, f);
-  }
-  summarize_timings(b);
-  summarize_timings(f);
+  std::printf("whole network, device time: %.3f ms default, %.3f ms tuned (%.2fx)\n",
+              defaults.device_stats.median, tuned.device_stats.median,
+              defaults.device_stats.median / std::max(1e-9, tuned.device_stats.median));
 }
 
 void print_steps(const char* title, const std::vector<StepRow>& rows, const Peak& peak) {
@@ -433,6 +448,7 @@ struct Report {
   const Check &check, &twin_check;
   const xnorcl::GraphPlan& plan;
   const std::vector<Target>& targets;
+  const Timed* default_configs;  // the network in its default configurations, where steps are tuned
 };
 
 void write_json(const std::string& path, const Report& r) {
@@ -472,6 +488,8 @@ void write_json(const std::string& path, const Report& r) {
         .value("status", t.status)
         .end_object();
   j.end_array();
+  j.value("tuned_steps", tuned_steps(r.plan));
+  if (r.default_configs) j.value("default_configs_device_median_ms", r.default_configs->device_stats.median);
   write_steps(j, "steps", r.binary.rows);
   write_steps(j, "float32_twin_steps", r.twin.rows);
   j.end_object();
@@ -512,6 +530,17 @@ xnorcl::Model plan_model(const xnorcl::Runtime& rt, const xnorcl::Graph& g) {
   return model;
 }
 
+void tune_model(const xnorcl::Runtime& rt, const xnorcl::Graph& g, xnorcl::TuneSearch search) {
+  xnorcl::TuneOptions t;
+  t.search = search;
+  t.progress = [](const xnorcl::TuneProgress& p) {
+    std::fprintf(stderr, "\rtuning: %zu/%zu %-40s", p.done, p.total, p.what.c_str());
+  };
+  const xnorcl::TuneReport r = xnorcl::tune(rt, g, t);
+  std::fprintf(stderr, "\ntuned %zu step classes in %.1f s%s\n", r.classes.size(), r.seconds,
+               r.file.empty() ? "" : (", stored in " + r.file).c_str());
+}
+
 }  // namespace
 
 int run_graph_network(const Options& o) {
@@ -526,10 +555,18 @@ int run_graph_network(const Options& o) {
                o.batch);
   const auto t0 = Clock::now();
   const Workload w = build_model(o);
-  std::fprintf(stderr, "built in %.1f s; planning it and its float32 twin on the device\n",
-               seconds_since(t0));
+  std::fprintf(stderr, "built in %.1f s\n", seconds_since(t0));
+  if (o.tune) tune_model(rt, w.graph, *o.tune);
+  std::fprintf(stderr, "planning it and its float32 twin on the device\n");
   xnorcl::Model model = plan_model(rt, w.graph);
   xnorcl::Model twin(rt, float_twin(w.graph));
+  // With tuned steps, the same network in its default configurations (a runtime that ignores the file).
+  std::optional<xnorcl::Runtime> default_rt;
+  std::optional<xnorcl::Model> defaults;
+  if (tuned_steps(model.plan()) > 0) {
+    default_rt = make_runtime(o, xnorcl::TuningMode::Ignore);
+    defaults.emplace(*default_rt, w.graph);
+  }
 
   if (o.quiet_check) wait_for_quiet(rt);
   std::fputs("measuring the peak rates ", stderr);
@@ -539,7 +576,10 @@ int run_graph_network(const Options& o) {
   const Check twin_check = check_twin_steps(twin, w.inputs);
 
   Timed binary{make_rows(model), {}, {}, {}, {}}, floating{make_rows(twin), {}, {}, {}, {}};
-  time_both(o, model, twin, w.inputs, binary, floating);
+  Timed default_configs{make_rows(model), {}, {}, {}, {}};
+  std::vector<std::pair<xnorcl::Model*, Timed*>> runs = {{&model, &binary}, {&twin, &floating}};
+  if (defaults) runs.emplace_back(&*defaults, &default_configs);
+  time_together(o, runs, w.inputs);
   // Other processes slow some repetitions and some peak measurements: measure the peaks again and judge.
   std::fputs("measuring the peak rates again ", stderr);
   const Peak after = measure_peak(rt, o.quick, true);
@@ -555,9 +595,14 @@ int run_graph_network(const Options& o) {
   print_steps("binary network:", binary.rows, info.peak);
   print_steps("float32 twin:", floating.rows, info.peak);
   print_summary(o, binary, floating, figures, check, twin_check, model.plan(), info.peak);
+  if (defaults)
+    print_tuning(model.plan(), binary, default_configs);
+  else
+    std::printf("no step is tuned on this device (xnorcl-tune, or --tune, tunes them)\n");
   print_targets(targets);
   print_noise(info.noise);
-  const Report report{o, info, binary, floating, figures, check, twin_check, model.plan(), targets};
+  const Report report{o,     info,       binary,       floating, figures,
+                      check, twin_check, model.plan(), targets,  defaults ? &default_configs : nullptr};
   if (!o.json_path.empty()) write_json(o.json_path, report);
   if (!o.csv_path.empty()) write_csv(o.csv_path, binary, floating);
   if (check.wrong() || twin_check.wrong()) return 1;

@@ -47,6 +47,9 @@ options:
   --batch N        network: images per run (default 1)
   --model M        network: vehicle (the default), bireal18, resnet18 (built in code, seeded) or a
                    .xnn file
+  --tune M         network: tune the model first (fast | normal | exhaustive; see xnorcl-tune) and
+                   keep the results in the tuning file. Tuned steps are timed beside the same model in
+                   the default configurations either way
   --runs N         startup: fresh processes per cache state (default 3)
   -h, --help       this text
   --version        the version of xnorcl-bench and of the library
@@ -92,7 +95,7 @@ Options parse(int argc, char** argv) {
         arg == "--quick" || arg == "--quiet-check" || arg == "-h" || arg == "--help" || arg == "--version";
     static const char* const kValueOptions[] = {"--device", "--variant",   "--layer", "--warmup",
                                                 "--reps",   "--pad-value", "--json",  "--csv",
-                                                "--batch",  "--runs",      "--model"};
+                                                "--batch",  "--runs",      "--model", "--tune"};
     const std::string name = arg.substr(0, arg.find('='));
     if (!flag && std::none_of(std::begin(kValueOptions), std::end(kValueOptions),
                               [&](const char* known) { return name == known; })) {
@@ -151,6 +154,15 @@ Options parse(int argc, char** argv) {
       o.batch = parse_count(arg, value, 1);
     } else if (arg == "--model") {
       o.model = value;
+    } else if (arg == "--tune") {
+      if (value == "fast")
+        o.tune = xnorcl::TuneSearch::Fast;
+      else if (value == "normal")
+        o.tune = xnorcl::TuneSearch::Normal;
+      else if (value == "exhaustive")
+        o.tune = xnorcl::TuneSearch::Exhaustive;
+      else
+        throw UsageError("--tune takes fast, normal or exhaustive, not '" + value + "'");
     } else if (arg == "--runs") {
       o.startup_runs = parse_count(arg, value, 1);
     } else {

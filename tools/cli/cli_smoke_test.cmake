@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Every tool: --help and --version exit 0; a bad number, an unknown option and an unwritable output path exit 2
-# with a message that names them, before any device work. BENCH, CLASSIFY, DEMO: the programs; WORK: a folder.
+# with a message that names them, before any device work. BENCH, CLASSIFY, DEMO, TUNE: the programs; WORK: a
+# folder.
 function(expect rc_wanted pattern)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc STREQUAL rc_wanted OR NOT "${out}${err}" MATCHES "${pattern}")
@@ -8,7 +9,7 @@ function(expect rc_wanted pattern)
   endif()
 endfunction()
 
-foreach(tool BENCH CLASSIFY DEMO)
+foreach(tool BENCH CLASSIFY DEMO TUNE)
   get_filename_component(name "${${tool}}" NAME)
   expect(0 "^${name} [0-9]+\\.[0-9]+\\.[0-9]+ \\(library [0-9]+\\.[0-9]+\\.[0-9]+\\)\n$" "${${tool}}" --version)
   expect(0 "usage: ${name}" "${${tool}}" --help)
@@ -28,3 +29,7 @@ expect(2 "--seed needs an integer from 0 to 18446744073709551615, not '-5'" "${C
 expect(2 "--seed needs an integer from 0 to 18446744073709551615, not 'abc'" "${CLASSIFY}" --seed abc x.ppm)
 expect(2 "--write-random-weights ${WORK}/missing/w.xnn cannot be written" "${CLASSIFY}"
   --write-random-weights "${WORK}/missing/w.xnn")
+expect(2 "--mode takes fast, normal or exhaustive, not 'quick'" "${TUNE}" --mode quick --model bireal18)
+expect(2 "--model takes bireal18, resnet18 or vehicle, not 'vgg'" "${TUNE}" --model vgg)
+expect(2 "give a MODEL.xnn file or --model NAME" "${TUNE}" --mode fast)
+expect(2 "--size must be from 32 to 1024, not 8" "${TUNE}" --model bireal18 --size 8)

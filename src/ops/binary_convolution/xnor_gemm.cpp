@@ -56,14 +56,16 @@ std::function<std::vector<std::string>(TuneSearch)> gemm_candidate_texts(const R
 XnorGemmLauncher tuned_gemm(const RuntimeState& state, const std::string& shape_class, TuningPoint& point) {
   const GemmConfig& base = state.gemm;
   const auto accept = [&](const std::string& text) {
+    if (text == to_text(base)) return true;  // the default may lie outside the searched ranges (small caps)
     const std::optional<GemmConfig> c = parse_gemm_config(text, base);
     return c && gemm_config_fits(*c, state.profile, state.work_group_cap);
   };
   point = choose_config(state, shape_class, to_text(base), accept, gemm_candidate_texts(state));
   if (point.config != point.default_config) {
     const GemmConfig c = *parse_gemm_config(point.config, base);
-    const std::vector<const char*> kernels = {XnorGemmLauncher::kernel_name(), XnorGemmLauncher::fused_kernel_name(),
-                                             XnorGemmLauncher::packed_kernel_name()};
+    const std::vector<const char*> kernels = {XnorGemmLauncher::kernel_name(),
+                                              XnorGemmLauncher::fused_kernel_name(),
+                                              XnorGemmLauncher::packed_kernel_name()};
     if (const auto p = state.program_variant("xnor_gemm.cl", c.build_options(), kernels, c.work_group_size()))
       return XnorGemmLauncher(state, p->program, c);
     warn(state, "the tuned configuration '" + point.config + "' of " + shape_class +

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tuning on the device: every candidate configuration computes the default's bits (GEMM tiles on random
+// layers against the host reference, each output kind; every candidate of a network's steps against the
+// default run); the tuning file is used, ignored and refused as RuntimeOptions say; tune() keeps what it
+// measured and a Runtime of another process reads it.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "conv_case.hpp"
+#include "device_checks.hpp"
+#include "device_support.hpp"
+#include "graph/model_access.hpp"
+#include "graph_case.hpp"
+#include "runtime/device_profile.hpp"
+#include "runtime/runtime_state.hpp"
+
+namespace xnorcl::test {
+namespace {
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char pattern[] = "/tmp/xnorcl-tune-XXXXXX";
+    REQUIRE(mkdtemp(pattern) != nullptr);
+    path = pattern;
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string file(const char* name) const { return (path / name).string(); }
+};
+
+// A Runtime of its own (the shared ones keep their tables clean), warnings collected.
+Runtime runtime_with(Variant variant, std::optional<TuningMode> mode, const std::string& file,
+                     std::vector<std::string>* warnings = nullptr) {
+  runtime_for(variant);  // fails the test, or skips it, without a device
+  RuntimeOptions o;
+  o.variant = variant;
+  o.tuning = mode;
+  if (!file.empty()) o.tuning_file = file;
+  o.log = [warnings](const std::string& m) {
+    if (warnings && m.rfind("warning: ", 0) == 0) warnings->push_back(m);
+  };
+  return Runtime::create(o);
+}
+
+// A random layer of one of the three GEMM kernels' output kinds: float (xnor_gemm), scale and bias
+// (xnor_gemm_fused) and packed (xnor_gemm_bits, or the fused kernel's __local packing on Local).
+struct LayerCase {
+  ConvCase c;
+  BinaryConvolution::Options options;
+  std::vector<float> scale, bias;
+  std::vector<Threshold> rules;
+};
+
+LayerCase random_layer(std::uint64_t seed, int kind) {
+  LayerCase l;
+  l.c = random_case(seed, 3e6);
+  const ConvGeometry g = BinaryConvolution::validate(l.c.attributes, l.c.input, l.c.filter);
+  Rng rng(seed + 1);
+  if (kind == 1) {
+    random_scale_bias(rng, g.output[1], l.scale, l.bias);
+    l.options.output = BinaryConvolution::Output::scale_and_bias(l.scale, l.bias);
+  } else if (kind == 2) {
+    for (std::int64_t o = 0; o < g.output[1]; ++o)
+      l.rules.push_back({static_cast<float>(rng.uniform(-20, 20)) + 0.5f, ThresholdMode::Greater});
+    l.options.output = BinaryConvolution::Output::packed(l.rules);
+  }
+  return l;
+}
+
+// The layer's output under the tuning table's entry for it, against the reference: "" when bitwise equal.
+std::string run_against_reference(Runtime& rt, const LayerCase& l, Plan& plan) {
+  BinaryConvolution conv(rt, l.c.attributes, l.c.input, l.c.make_filter(), l.options);
+  plan = conv.plan();
+  std::vector<float> want = l.c.reference();
+  if (!l.scale.empty()) want = reference_scale_bias(want.data(), conv.output_shape(), l.scale, l.bias);
+  if (!l.rules.empty()) {
+    const std::vector<std::uint32_t> words =
+        l.c.uint8_input ? conv.run_packed(l.c.x_u8.data()) : conv.run_packed(l.c.x_f32.data());
+    return word_difference(words, pack_activations(want.data(), conv.output_shape(), l.rules));
+  }
+  return bitwise_difference(run_case(conv, l.c), want, conv.output_shape());
+}
+
+// Every configuration of the exhaustive search (a superset of the others), each on a random layer.
+void every_gemm_candidate(Variant variant) {
+  Runtime rt = runtime_with(variant, TuningMode::Ignore, "");
+  const detail::RuntimeState& s = *rt.state();
+  const auto candidates =
+      detail::gemm_candidates(s.gemm, s.profile, s.work_group_cap, TuneSearch::Exhaustive);
+  REQUIRE(candidates.size() > 20);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const LayerCase l = random_layer(7000 + i, static_cast<int>(i % 3));
+    const std::string config = detail::to_text(candidates[i]);
+    INFO("candidate " << i << " of " << candidates.size() << ": " << config << "; " << describe(l.c));
+    Plan plan;
+    run_against_reference(rt, l, plan);  // the layer's shape class
+    s.tuning.set(plan.shape_class, config);
+    const std::string difference = run_against_reference(rt, l, plan);
+    s.tuning.erase(plan.shape_class);
+    INFO("plan: " << plan.to_string());
+    REQUIRE(plan.configuration == config);  // the candidate ran, not the default
+    REQUIRE(plan.tuned);
+    REQUIRE(difference.empty());
+  }
+}
+XNORCL_VARIANT_TEST("tuning: every GEMM candidate computes the reference's bits", "[tuning]",
+                    every_gemm_candidate)
+
+// Random float convolutions, a third with rows wide enough for whole 16-column tiles at strides 1 to 3.
+Graph random_convolution(std::mt19937& rng) {
+  const auto between = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (;;) {
+    const std::int64_t N = between(1, 2), C = between(1, 9), H = between(1, 12),
+                       W = between(0, 2) == 0 ? between(40, 90) : between(1, 20), O = between(1, 19);
+    const std::int64_t k = between(1, 5), s = between(1, 3), d = between(1, 2), p = between(0, 2);
+    if ((k - 1) * d + 1 > H + 2 * p || (k - 1) * d + 1 > W + 2 * p) continue;
+    Graph g;
+    g.inputs.push_back({"x", {N, C, H, W}});
+    g.constants["w"] = random_floats({O, C, k, k}, rng, -1, 1);
+    using V = std::vector<std::int64_t>;
+    g.outputs = {add_node(
+        g, "conv", "Convolution", {"x", "w"},
+        {{"strides", V{s, s}}, {"dilations", V{d, d}}, {"pads_begin", V{p, p}}, {"pads_end", V{p, p}}})};
+    return g;
+  }
+}
+
+// Each tuning point's candidates of `search`, one at a time: the outputs equal the default's bit for bit.
+// Returns how many candidates ran.
+std::size_t candidates_match_default(Runtime& rt, const Graph& g, const std::map<std::string, Tensor>& inputs,
+                                     TuneSearch search) {
+  const detail::RuntimeState& s = *rt.state();
+  Model base(rt, g);
+  const auto want = base.run(inputs);
+  std::set<std::string> done;
+  std::size_t ran = 0;
+  for (const auto& step : detail::ModelAccess::tuning_points(base)) {
+    for (const detail::TuningPoint& p : step) {
+      if (!done.insert(p.shape_class).second) continue;
+      for (const std::string& config : p.candidates(search)) {
+        INFO(p.shape_class << ": " << config);
+        s.tuning.set(p.shape_class, config);
+        Model m(rt, g);
+        const auto got = m.run(inputs);
+        s.tuning.erase(p.shape_class);
+        REQUIRE(m.plan().to_string().find("tuned " + config) != std::string::npos);
+        for (const auto& [name, t] : want) REQUIRE(compare_tensors(got.at(name), t, true).empty());
+        ++ran;
+      }
+    }
+  }
+  return ran;
+}
+
+void float_convolution_candidates(Variant variant) {
+  Runtime rt = runtime_with(variant, TuningMode::Ignore, "");
+  std::mt19937 rng(31);
+  std::size_t ran = 0;
+  for (int i = 0; i < 24; ++i) {
+    const Graph g = random_convolution(rng);
+    INFO("input " << to_string(g.inputs[0].dims) << " weights " << to_string(g.constants.at("w").dims));
+    std::map<std::string, Tensor> inputs{{"x", random_input(g.inputs[0].dims, rng)}};
+    // The default against the host reference (float: within rounding), then every candidate bitwise.
+    const Tensor want = reference_graph(g, inputs).at(g.outputs[0]);
+    REQUIRE(compare_tensors(Model(rt, g).run(inputs).at(g.outputs[0]), want, false, 1e-5).empty());
+    ran += candidates_match_default(rt, g, inputs, TuneSearch::Exhaustive);
+  }
+  CHECK(ran == 48);  // two column counts per convolution
+}
+XNORCL_VARIANT_TEST("tuning: every float convolution candidate computes the default's values", "[tuning]",
+                    float_convolution_candidates)
+
+ModelOptions small_network() {
+  ModelOptions o;
+  o.batch = 2;
+  o.height = o.width = 32;
+  o.width_divisor = 8;
+  o.calibration_size = 32;
+  o.seed = 5;
+  return o;
+}
+
+void network_candidates(Variant variant) {
+  Runtime rt = runtime_with(variant, TuningMode::Ignore, "");
+  std::mt19937 rng(3);
+  for (const Graph& g : {bireal18(small_network()), resnet18_binary(small_network())}) {
+    std::map<std::string, Tensor> inputs{{"input", random_input(g.inputs[0].dims, rng)}};
+    CHECK(candidates_match_default(rt, g, inputs, TuneSearch::Normal) > 100);
+  }
+}
+XNORCL_VARIANT_TEST("tuning: every candidate of a network's steps computes the default's bits", "[tuning]",
+                    network_candidates)
+
+// A tuned, stored, reloaded model: the tuning file's entries reach a new Runtime; Ignore leaves them.
+TEST_CASE("tuning: tune() stores results that a new Runtime uses", "[tuning]") {
+  TempDir dir;
+  const std::string file = dir.file("tuning.txt");
+  const Graph g = bireal18(small_network());
+  {
+    Runtime rt = runtime_with(Variant::Global, TuningMode::Use, file);
+    REQUIRE(tuning_file(rt) == file);
+    std::size_t calls = 0;
+    TuneOptions o;
+    o.repetitions = 2;
+    o.progress = [&](const TuneProgress& p) {
+      ++calls;
+      CHECK(p.done <= p.total);
+    };
+    const TuneReport r = tune(rt, g, o);
+    CHECK(r.file == file);
+    CHECK_FALSE(r.stopped);
+    CHECK(calls >= 2);
+    REQUIRE(r.classes.size() >= 5);
+    for (const TunedStep& t : r.classes) {
+      CHECK(t.candidates >= 2);
+      CHECK_FALSE(t.steps.empty());
+      CHECK(t.best_ms <= t.default_ms);
+    }
+  }
+  Runtime rt = runtime_with(Variant::Global, std::nullopt, file);  // Use is the default
+  const Model m(rt, g);
+  std::size_t tuned = 0;
+  for (const GraphPlan::Step& s : m.plan().steps) {
+    INFO(s.node << ": " << s.tuning);
+    if (!s.tuning.empty()) CHECK(s.tuning.rfind("tuned ", 0) == 0);
+    tuned += !s.tuning.empty();
+  }
+  CHECK(tuned >= 10);
+  Runtime ignoring = runtime_with(Variant::Global, TuningMode::Ignore, file);
+  for (const GraphPlan::Step& s : Model(ignoring, g).plan().steps)
+    if (!s.tuning.empty()) CHECK(s.tuning.rfind("default ", 0) == 0);
+}
+
+TEST_CASE("tuning: TuneOnFirstUse tunes a model's new steps once, when it is built", "[tuning]") {
+  TempDir dir;
+  const std::string file = dir.file("tuning.txt");
+  Runtime rt = runtime_with(Variant::Global, TuningMode::TuneOnFirstUse, file);
+  const Graph g = resnet18_binary(small_network());
+  const Model m(rt, g);
+  for (const GraphPlan::Step& s : m.plan().steps)
+    if (!s.tuning.empty()) CHECK(s.tuning.rfind("tuned ", 0) == 0);
+  REQUIRE(std::filesystem::exists(file));
+  const auto written = std::filesystem::last_write_time(file);
+  const Model again(rt, g);  // nothing left to tune: the file is not written again
+  CHECK(std::filesystem::last_write_time(file) == written);
+}
+
+TEST_CASE("tuning: stopping early keeps what was measured and leaves the rest alone", "[tuning]") {
+  TempDir dir;
+  const std::string file = dir.file("tuning.txt");
+  Runtime rt = runtime_with(Variant::Global, TuningMode::Use, file);
+  TuneOptions o;
+  o.repetitions = 1;
+  o.stop_requested = [] { return true; };  // before the first candidate round
+  const TuneReport r = tune(rt, bireal18(small_network()), o);
+  CHECK(r.stopped);
+  for (const TunedStep& t : r.classes) CHECK(t.candidates == 1);  // the defaults alone
+  CHECK(r.file.empty());                                          // nothing complete to store
+  CHECK_FALSE(std::filesystem::exists(file));
+}
+
+TEST_CASE("tuning: corrupt files and entries this device cannot run fall back to the default", "[tuning]") {
+  TempDir dir;
+  const std::string file = dir.file("tuning.txt");
+  const Graph g = bireal18(small_network());
+  std::string shape_class;
+  {
+    Runtime rt = runtime_with(Variant::Global, TuningMode::Use, file);
+    TuneOptions o;
+    o.repetitions = 1;
+    REQUIRE_FALSE(tune(rt, g, o).file.empty());
+    shape_class = tune(rt, g, o).classes.front().shape_class;
+  }
+  std::string text;
+  {
+    std::ifstream in(file);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  SECTION("a corrupt file: one warning, every step default") {
+    std::ofstream(file) << text.substr(0, text.size() - 3);
+    std::vector<std::string> warnings;
+    Runtime rt = runtime_with(Variant::Global, TuningMode::Use, file, &warnings);
+    REQUIRE(warnings.size() == 1);
+    CHECK_THAT(warnings[0], Catch::Contains("is ignored") && Catch::Contains(file));
+    for (const GraphPlan::Step& s : Model(rt, g).plan().steps)
+      if (!s.tuning.empty()) CHECK(s.tuning.rfind("default ", 0) == 0);
+  }
+  SECTION("an entry outside the device's limits: a warning naming it, the default runs") {
+    Runtime rt = runtime_with(Variant::Global, TuningMode::Ignore, "");
+    std::vector<std::string> warnings;
+    Runtime logged = runtime_with(Variant::Global, TuningMode::Ignore, "", &warnings);
+    logged.state()->tuning.set(shape_class,
+                               shape_class.rfind("xnor_gemm", 0) == 0 ? "wg=64 tm=4 tn=4 kt=8" : "cols=12");
+    const Model m(logged, g);
+    CHECK_FALSE(warnings.empty());
+    CHECK_THAT(warnings.front(), Catch::Contains(shape_class) && Catch::Contains("using the default"));
+    CHECK(m.plan().to_string().find("tuned") == std::string::npos);
+  }
+}
+
+TEST_CASE("tuning: bad settings are refused before any device work", "[tuning]") {
+  runtime_for(Variant::Global);
+  RuntimeOptions o;
+  o.tuning_file = "";
+  CHECK_THROWS_WITH(Runtime::create(o), Catch::Contains("tuning_file is empty"));
+  o.tuning_file.reset();
+  o.tuning = static_cast<TuningMode>(7);
+  CHECK_THROWS_WITH(Runtime::create(o), Catch::Contains("RuntimeOptions::tuning = 7"));
+  o.tuning.reset();
+  setenv("XNORCL_TUNING", "sometimes", 1);
+  CHECK_THROWS_WITH(Runtime::create(o),
+                    Catch::Contains("XNORCL_TUNING = 'sometimes'") && Catch::Contains("use, tune, ignore"));
+  unsetenv("XNORCL_TUNING");
+  TuneOptions t;
+  t.repetitions = -1;
+  CHECK_THROWS_WITH(tune(runtime_for(Variant::Global), bireal18(small_network()), t),
+                    Catch::Contains("repetitions = -1"));
+  Graph broken = bireal18(small_network());
+  broken.outputs = {"nowhere"};
+  CHECK_THROWS_AS(tune(runtime_for(Variant::Global), broken), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace xnorcl::test
