@@ -54,6 +54,18 @@ if(XNORCL_OCLGRIND_TESTS AND OCLGRIND_EXECUTABLE)
       FAIL_REGULAR_EXPRESSION "${oclgrind_report};FAILED")
   endforeach()
 
+  # Every GEMM configuration the tuner offers (its exhaustive search on Oclgrind: about 90, Local's then
+  # Global's), each through the tuning table, in four processes.
+  foreach(range "0;23" "23;22" "45;22" "67;1000")
+    list(GET range 0 first)
+    list(GET range 1 count)
+    add_test(NAME "oclgrind.tuning.from_${first}" COMMAND ${oclgrind_command}
+      $<TARGET_FILE:xnorcl_oclgrind_runner> tuning ${first} ${count})
+    set_tests_properties("oclgrind.tuning.from_${first}" PROPERTIES
+      LABELS oclgrind TIMEOUT 300
+      FAIL_REGULAR_EXPRESSION "${oclgrind_report};FAILED")
+  endforeach()
+
   # Negative controls: pass only when Oclgrind reports the canary's defect.
   add_test(NAME "oclgrind.canary.out_of_bounds_read_is_reported" COMMAND ${oclgrind_command}
     $<TARGET_FILE:xnorcl_oclgrind_runner> canary-out-of-bounds)

@@ -175,9 +175,10 @@ bool gemm_config_fits(const GemmConfig& c, const DeviceProfile& profile, std::si
 }
 
 // Fast: the register block's shape at the default work-group (the block decides how often each loaded word
-// is reused); normal: also the work-group and, on Local, the K step; exhaustive: wider ranges of each. Work-
-// groups below 4x4 and K steps below 8 words are left out: they only ever lost (a GPU's wave or a CPU's
-// vector is wider), and every candidate of every search is tested against the reference on both variants.
+// is reused); normal: also the work-group and, on Local, the K step; exhaustive: wider register blocks.
+// Work-groups below 4x4 and K steps other than 8 and 16 words are left out: smaller ones only ever lost (a
+// GPU's wave or a CPU's vector is wider), 32 words of a 128-channel tile alone fill 32 KiB of local memory.
+// Every candidate of every search is tested against the reference on both variants and under Oclgrind.
 std::vector<GemmConfig> gemm_candidates(const GemmConfig& base, const DeviceProfile& profile,
                                         std::size_t work_group_cap, TuneSearch search) {
   const bool local = base.variant == Variant::Local;
@@ -187,10 +188,12 @@ std::vector<GemmConfig> gemm_candidates(const GemmConfig& base, const DeviceProf
     tns = local ? std::vector<int>{2, 4, 8} : std::vector<int>{4, 8, 16};
   } else {
     const bool all = search == TuneSearch::Exhaustive;
-    wgs = {4, 8, 16};
+    // Local tiles are shared by a work-group through local memory: a 4x4 group (16 work-items) leaves most
+    // of a GPU's wave idle and shares little, so Local searches 8x8 and 16x16 only.
+    wgs = local ? std::vector<int>{8, 16} : std::vector<int>{4, 8, 16};
     tms = all ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{2, 4, 8};
     tns = all ? std::vector<int>{2, 4, 8, 16} : std::vector<int>{4, 8, 16};
-    if (local) kts = all ? std::vector<int>{8, 16, 32} : std::vector<int>{8, 16};
+    if (local) kts = {8, 16};
   }
   std::vector<GemmConfig> out{base};
   for (int wg : wgs)
@@ -200,6 +203,11 @@ std::vector<GemmConfig> gemm_candidates(const GemmConfig& base, const DeviceProf
           GemmConfig c = base;
           c.wg = wg, c.tm = tm, c.tn = tn, c.kt = kt;
           if (tm * tn > 64 || !gemm_config_fits(c, profile, work_group_cap)) continue;
+          // Local tiles of exactly one word of channels (wg * tm == 32) are left out: on PoCL 3.1 their
+          // fused packing wrote a wrong word in about 1 of 100 runs (a few bytes of the __local flags read
+          // as other data), while Oclgrind finds no race or uninitialized read in the same launches. The
+          // default rule never picks them unless max_work_group_size forces it.
+          if (local && c.tile_m() == 32) continue;
           if (to_text(c) != to_text(base)) out.push_back(c);
         }
   return out;

@@ -184,12 +184,16 @@ ModelOptions small_network() {
   return o;
 }
 
+// The networks' own epilogues (shortcuts, also-packed sums, max-pooled packing) under each candidate. Local
+// takes the fast search (each of its programs builds in seconds on PoCL; its every configuration meets the
+// reference on random layers above), Global the normal one.
 void network_candidates(Variant variant) {
   Runtime rt = runtime_with(variant, TuningMode::Ignore, "");
+  const TuneSearch search = variant == Variant::Local ? TuneSearch::Fast : TuneSearch::Normal;
   std::mt19937 rng(3);
   for (const Graph& g : {bireal18(small_network()), resnet18_binary(small_network())}) {
     std::map<std::string, Tensor> inputs{{"input", random_input(g.inputs[0].dims, rng)}};
-    CHECK(candidates_match_default(rt, g, inputs, TuneSearch::Normal) > 100);
+    CHECK(candidates_match_default(rt, g, inputs, search) > 40);
   }
 }
 XNORCL_VARIANT_TEST("tuning: every candidate of a network's steps computes the default's bits", "[tuning]",
@@ -231,8 +235,11 @@ TEST_CASE("tuning: tune() stores results that a new Runtime uses", "[tuning]") {
   }
   CHECK(tuned >= 10);
   Runtime ignoring = runtime_with(Variant::Global, TuningMode::Ignore, file);
-  for (const GraphPlan::Step& s : Model(ignoring, g).plan().steps)
+  const Model defaults(ignoring, g);  // named: a temporary's plan would not outlive the loop's first line
+  for (const GraphPlan::Step& s : defaults.plan().steps) {
+    INFO(s.node << ": " << s.tuning);
     if (!s.tuning.empty()) CHECK(s.tuning.rfind("default ", 0) == 0);
+  }
 }
 
 TEST_CASE("tuning: TuneOnFirstUse tunes a model's new steps once, when it is built", "[tuning]") {
@@ -286,7 +293,8 @@ TEST_CASE("tuning: corrupt files and entries this device cannot run fall back to
     Runtime rt = runtime_with(Variant::Global, TuningMode::Use, file, &warnings);
     REQUIRE(warnings.size() == 1);
     CHECK_THAT(warnings[0], Catch::Contains("is ignored") && Catch::Contains(file));
-    for (const GraphPlan::Step& s : Model(rt, g).plan().steps)
+    const Model m(rt, g);
+    for (const GraphPlan::Step& s : m.plan().steps)
       if (!s.tuning.empty()) CHECK(s.tuning.rfind("default ", 0) == 0);
   }
   SECTION("an entry outside the device's limits: a warning naming it, the default runs") {

@@ -3,6 +3,7 @@
 //
 //   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner cases FIRST COUNT
 //   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner io FIRST COUNT
+//   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner tuning FIRST COUNT
 //   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner canary-out-of-bounds
 //   oclgrind --data-races --uninitialized --check-api xnorcl_oclgrind_runner canary-local-race
 //
@@ -12,7 +13,9 @@
 // xnor_gemm_bits on Global and on a Local GEMM whose tile is under 32 channels; max-pooled through
 // xnor_gemm_bits) and packed input (im2col_pack_units, 32- and 64-bit words) on runtimes [FIRST, FIRST +
 // COUNT) of its table; CTest fails the test when Oclgrind reports anything (invalid accesses, data races,
-// uninitialized values, API errors). The canaries run kernels with a known defect; their CTest tests pass
+// uninitialized values, API errors). `tuning` runs GEMM configurations [FIRST, FIRST + COUNT) of the tuner's
+// exhaustive search (Local's, then Global's) on a layer through the tuning table, each bitwise against the
+// reference. The canaries run kernels with a known defect; their CTest tests pass
 // only when Oclgrind reports it.
 //
 // The runner asserts that the device is "Oclgrind Simulator" and that Variant::Auto chooses Local there. It
@@ -34,6 +37,8 @@
 #include <vector>
 
 #include "conv_case.hpp"
+#include "runtime/device_profile.hpp"
+#include "runtime/runtime_state.hpp"
 #include "xnorcl/xnorcl.hpp"
 
 namespace {
@@ -473,6 +478,102 @@ int run_io(std::size_t first, std::size_t count) {
   return failures == 0 && ran > 0 ? 0 : 1;
 }
 
+// Every configuration the tuner's exhaustive search offers on Oclgrind, Local's then Global's, each run
+// through the tuning table's entry for the layer's shape class. A layer of C_OUT 70 (three 32-channel words,
+// tail bits) with asymmetric pads and the pad fold; candidate i takes output kind i % 3 (float, scale and
+// bias, packed) and word size 32 or 64 by i % 2, so every kind meets both word sizes.
+struct TuningCandidate {
+  Variant variant;
+  int word_bits;
+  std::string config;
+};
+
+std::vector<TuningCandidate> tuning_candidates(std::vector<std::unique_ptr<Runtime>>& runtimes) {
+  std::vector<TuningCandidate> all;
+  for (Variant v : {Variant::Local, Variant::Global}) {
+    RuntimeOptions o;
+    o.cache_dir = "off";
+    o.variant = v;
+    o.tuning = TuningMode::Ignore;
+    runtimes.push_back(std::make_unique<Runtime>(Runtime::create(o)));
+    const detail::RuntimeState& s = *runtimes.back()->state();
+    const auto configs = detail::gemm_candidates(s.gemm, s.profile, s.work_group_cap, TuneSearch::Exhaustive);
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      all.push_back({v, i % 2 ? 64 : 32, detail::to_text(configs[i])});
+  }
+  return all;
+}
+
+int run_tuning(std::size_t first, std::size_t count) {
+  using Output = BinaryConvolution::Output;
+  const ConvCase c = make_case(
+      "tuning C_OUT 70 pads 1,0/0,2 v=0.5", 61, {1, 33, 5, 6}, {70, 33, 3, 3},
+      [](BinaryConvolution::Attributes& a) {
+        a.pads_begin = {1, 0};
+        a.pads_end = {0, 2};
+        a.pad_value = 0.5f;
+      },
+      false, InputKind::Floats, BitOrder::MsbFirst, true);
+  const ConvGeometry g = BinaryConvolution::validate(c.attributes, c.input, c.filter);
+  const std::vector<float> y = c.reference();
+  std::vector<float> scale, bias;
+  Rng rng(62);
+  random_scale_bias(rng, g.output[1], scale, bias);
+  std::vector<Threshold> rules;
+  for (std::int64_t o = 0; o < g.output[1]; ++o)
+    rules.push_back({y[static_cast<std::size_t>(o * 7) % y.size()],
+                     o % 2 ? ThresholdMode::Less : ThresholdMode::Greater});
+  const std::vector<float> want_sb = reference_scale_bias(y.data(), g.output, scale, bias);
+  const std::vector<std::uint32_t> want_bits = pack_activations(y.data(), g.output, rules);
+
+  std::vector<std::unique_ptr<Runtime>> runtimes;  // kept alive: see run_cases
+  std::vector<std::unique_ptr<BinaryConvolution>> keep_alive;
+  const std::vector<TuningCandidate> all = tuning_candidates(runtimes);
+  std::map<std::pair<Variant, int>, Runtime*> by_kind;
+  int failures = 0, ran = 0;
+  for (std::size_t i = first; i < all.size() && i < first + count; ++i) {
+    const TuningCandidate& t = all[i];
+    Runtime*& rt = by_kind[{t.variant, t.word_bits}];
+    if (!rt) {
+      RuntimeOptions o;
+      o.cache_dir = "off";
+      o.variant = t.variant;
+      o.word_bits = t.word_bits;
+      o.tuning = TuningMode::Ignore;
+      runtimes.push_back(std::make_unique<Runtime>(Runtime::create(o)));
+      rt = runtimes.back().get();
+    }
+    BinaryConvolution::Options options;
+    options.output = i % 3 == 0   ? Output::float32()
+                     : i % 3 == 1 ? Output::scale_and_bias(scale, bias)
+                                  : Output::packed(rules);
+    const auto make = [&] {
+      keep_alive.push_back(
+          std::make_unique<BinaryConvolution>(*rt, c.attributes, c.input, c.make_filter(), options));
+      return keep_alive.back().get();
+    };
+    const std::string shape_class = make()->plan().shape_class;
+    rt->state()->tuning.set(shape_class, t.config);
+    BinaryConvolution& conv = *make();
+    rt->state()->tuning.erase(shape_class);
+    std::cout << "[tuning " << i << " of " << all.size() << "] " << conv.plan().to_string() << "\n";
+    std::string difference;
+    if (i % 3 == 2) {
+      if (conv.run_packed(c.x_f32.data()) != want_bits) difference = "packed words differ";
+    } else {
+      difference = bitwise_difference(conv.run(c.x_f32.data()), i % 3 ? want_sb : y, conv.output_shape());
+    }
+    ++ran;
+    if (!conv.plan().tuned || conv.plan().configuration != t.config || !difference.empty()) {
+      ++failures;
+      std::cout << "    FAILED: configuration " << conv.plan().configuration << " (wanted " << t.config
+                << "), " << difference << "\n";
+    }
+  }
+  std::cout << ran << " tuning candidates, " << failures << " failed\n";
+  return failures == 0 && ran > 0 ? 0 : 1;
+}
+
 int run_canary(const std::string& which) {
   std::ifstream file(XNORCL_CANARY_SOURCE);
   std::stringstream source;
@@ -525,6 +626,10 @@ int main(int argc, char** argv) {
       const std::size_t first = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
       const std::size_t count = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1000;
       status = run_io(first, count);
+    } else if (mode == "tuning") {
+      const std::size_t first = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
+      const std::size_t count = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1000;
+      status = run_tuning(first, count);
     } else if (mode.rfind("canary-", 0) == 0) {
       status = run_canary(mode);
     } else if (mode == "count") {
@@ -532,7 +637,8 @@ int main(int argc, char** argv) {
       status = 0;
     } else {
       std::cerr << "usage: " << argv[0]
-                << " cases [FIRST COUNT] | io [FIRST COUNT] | canary-out-of-bounds | canary-local-race\n";
+                << " cases [FIRST COUNT] | io [FIRST COUNT] | tuning [FIRST COUNT] | canary-out-of-bounds | "
+                   "canary-local-race\n";
     }
   } catch (const std::exception& e) {
     std::cerr << "FAILED: " << e.what() << "\n";
