@@ -330,12 +330,16 @@ void store_in_cache(const RuntimeState& s, const BuiltProgram& built) {
   if (const auto binary = program_binary(s, built.program())) s.cache.store(built.cache_key, *binary);
 }
 
-// Whether every named kernel of the program accepts work-groups of `size` work-items on this device.
+// Whether every named kernel of the program accepts work-groups of `size` work-items on this device, within
+// its local memory as the compiler counts it (Oclgrind counted a tuned GEMM's tiles twice: 34 KiB where the
+// tiles are 17 KiB, and refused the launch).
 bool kernels_accept(const RuntimeState& s, const cl::Program& program, const std::vector<const char*>& names,
                     std::size_t size) {
   for (const char* name : names) {
     cl::Kernel kernel(program, name);
     if (kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(s.device) < size) return false;
+    if (kernel.getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(s.device) > s.profile.info.local_mem_size)
+      return false;
   }
   return true;
 }

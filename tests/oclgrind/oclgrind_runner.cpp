@@ -530,7 +530,8 @@ int run_tuning(std::size_t first, std::size_t count) {
   std::vector<std::unique_ptr<BinaryConvolution>> keep_alive;
   const std::vector<TuningCandidate> all = tuning_candidates(runtimes);
   std::map<std::pair<Variant, int>, Runtime*> by_kind;
-  int failures = 0, ran = 0;
+  std::vector<std::string> warnings;
+  int failures = 0, ran = 0, refused = 0;
   for (std::size_t i = first; i < all.size() && i < first + count; ++i) {
     const TuningCandidate& t = all[i];
     Runtime*& rt = by_kind[{t.variant, t.word_bits}];
@@ -540,6 +541,9 @@ int run_tuning(std::size_t first, std::size_t count) {
       o.variant = t.variant;
       o.word_bits = t.word_bits;
       o.tuning = TuningMode::Ignore;
+      o.log = [&warnings](const std::string& m) {
+        if (m.rfind("warning: ", 0) == 0) warnings.push_back(m);
+      };
       runtimes.push_back(std::make_unique<Runtime>(Runtime::create(o)));
       rt = runtimes.back().get();
     }
@@ -554,8 +558,15 @@ int run_tuning(std::size_t first, std::size_t count) {
     };
     const std::string shape_class = make()->plan().shape_class;
     rt->state()->tuning.set(shape_class, t.config);
+    warnings.clear();
     BinaryConvolution& conv = *make();
     rt->state()->tuning.erase(shape_class);
+    // The device's compiler may count more local memory than the tiles (the search's estimate): the
+    // runtime then refuses the configuration with a warning naming it, and the default runs.
+    const bool was_refused = !conv.plan().tuned && warnings.size() == 1 &&
+                             warnings[0].find("'" + t.config + "'") != std::string::npos &&
+                             warnings[0].find("local memory limits") != std::string::npos;
+    refused += was_refused;
     std::cout << "[tuning " << i << " of " << all.size() << "] " << conv.plan().to_string() << "\n";
     std::string difference;
     if (i % 3 == 2) {
@@ -564,13 +575,16 @@ int run_tuning(std::size_t first, std::size_t count) {
       difference = bitwise_difference(conv.run(c.x_f32.data()), i % 3 ? want_sb : y, conv.output_shape());
     }
     ++ran;
-    if (!conv.plan().tuned || conv.plan().configuration != t.config || !difference.empty()) {
+    if (was_refused) std::cout << "    refused by the device: " << warnings[0] << "\n";
+    if ((!was_refused && (!conv.plan().tuned || conv.plan().configuration != t.config)) ||
+        !difference.empty()) {
       ++failures;
       std::cout << "    FAILED: configuration " << conv.plan().configuration << " (wanted " << t.config
                 << "), " << difference << "\n";
     }
   }
-  std::cout << ran << " tuning candidates, " << failures << " failed\n";
+  std::cout << ran << " tuning candidates, " << refused << " refused by the device, " << failures
+            << " failed\n";
   return failures == 0 && ran > 0 ? 0 : 1;
 }
 

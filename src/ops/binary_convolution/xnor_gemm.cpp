@@ -69,7 +69,8 @@ XnorGemmLauncher tuned_gemm(const RuntimeState& state, const std::string& shape_
     if (const auto p = state.program_variant("xnor_gemm.cl", c.build_options(), kernels, c.work_group_size()))
       return XnorGemmLauncher(state, p->program, c);
     warn(state, "the tuned configuration '" + point.config + "' of " + shape_class +
-                    " is refused by this device's compiler; using the default");
+                    " exceeds this device's work-group or local memory limits for its kernels; using the "
+                    "default");
     point.config = point.default_config;
     point.tuned = false;
   }
