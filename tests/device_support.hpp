@@ -10,9 +10,19 @@
 #include <string>
 #include <utility>
 
+#include "runtime/device_profile.hpp"
+#include "runtime/runtime_state.hpp"
 #include "xnorcl/xnorcl.hpp"
 
 namespace xnorcl::test {
+
+// Programs a runtime builds besides those of create(): 1 where layers that store floats run a GEMM
+// configuration of their own (detail::layer_gemm_default), else 0.
+inline int float_layer_programs(const Runtime& rt) {
+  const detail::RuntimeState& s = *rt.state();
+  const detail::GemmConfig c = detail::layer_gemm_default(s.gemm, s.profile, s.work_group_cap, true);
+  return detail::to_text(c) == detail::to_text(s.gemm) ? 0 : 1;
+}
 
 // One Runtime per forced variant (and forced word size: 0 = the architecture's) per process (programs build
 // once). A missing OpenCL platform fails the

@@ -39,22 +39,23 @@ struct Plan {
     std::array<std::size_t, 2> local{};
   };
   Variant variant = Variant::Global;
-  std::string build_options;       // the GEMM program's tile configuration
-  int tile_m = 0, tile_n = 0;      // output channels x output positions per work-group
-  int words_per_patch = 0;         // packed words per patch (K bits in the layout below, padded to words)
-  int word_bits = 32;              // bits per packed word (32 or 64, per device architecture)
-  bool channel_packed = false;     // K order (ky, kx, channel words) rather than dense (c, ky, kx)
-  bool bit_rows = false;           // dense layout built from binarized bit rows (row_pack_*, then
-                                   // im2col_pack_rows; dilation_x == 1, KW <= word_bits), else bit by bit
-  std::int64_t patch_bits = 0;     // K = C_IN*KH*KW
-  bool input_packed = false;       // the input is packed words (Options::input_packed)
-  std::string output = "float32";  // float32, or "scale_bias (<gemm kernel>)" / "packed (<gemm kernel>)"
-  int chunks = 1;                  // pieces the work is split into to respect CL_DEVICE_MAX_MEM_ALLOC_SIZE
-  std::vector<Launch> launches;    // for the first chunk
-  std::size_t scratch_bytes = 0;   // device memory the object holds besides the caller's input and output
-  std::string shape_class;         // the GEMM's tuning key (xnorcl-tune; docs/tuning.md)
-  std::string configuration;       // the GEMM's configuration, "wg=8 tm=4 tn=8 kt=8"
-  bool tuned = false;              // configuration from the tuning file, else the default rule
+  std::string build_options;          // the GEMM program's tile configuration
+  int tile_m = 0, tile_n = 0;         // output channels x output positions per work-group
+  int words_per_patch = 0;            // packed words per patch (K bits in the layout below, padded to words)
+  int word_bits = 32;                 // bits per packed word (32 or 64, per device architecture)
+  bool channel_packed = false;        // K order (ky, kx, channel words) rather than dense (c, ky, kx)
+  bool bit_rows = false;              // dense layout built from binarized bit rows (row_pack_*, then
+                                      // im2col_pack_rows; dilation_x == 1, KW <= word_bits), else bit by bit
+  std::int64_t patch_bits = 0;        // K = C_IN*KH*KW
+  bool input_packed = false;          // the input is packed words (Options::input_packed)
+  std::string output = "float32";     // float32, or "scale_bias (<gemm kernel>)" / "packed (<gemm kernel>)"
+  int chunks = 1;                     // pieces the work is split into to respect CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  std::vector<Launch> launches;       // for the first chunk
+  std::size_t scratch_bytes = 0;      // device memory the object holds besides the caller's input and output
+  std::string shape_class;            // the GEMM's tuning key (xnorcl-tune; docs/tuning.md)
+  std::string configuration;          // the GEMM's configuration, "wg=8 tm=4 tn=8 kt=8"
+  bool tuned = false;                 // configuration from the tuning file, else the default rule
+  std::string default_configuration;  // the default rule's configuration for this layer
   std::string to_string() const;
 };
 

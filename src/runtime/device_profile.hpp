@@ -61,6 +61,11 @@ struct GemmConfig {
 // kernel and RuntimeOptions::max_work_group_size allow.
 std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profile);
 
+// The default configuration of one layer's GEMM: the runtime's (gemm_configs), except where measurements
+// showed a better rule for the kind of output (see device_profile.cpp).
+GemmConfig layer_gemm_default(const GemmConfig& runtime_default, const DeviceProfile& profile,
+                              std::size_t work_group_cap, bool stores_floats);
+
 // Tuning (docs/tuning.md). A GEMM configuration as the tuning file writes it: "wg=8 tm=4 tn=8 kt=8".
 std::string to_text(const GemmConfig& c);
 // The configuration `text` names, on base's variant and word size: nothing unless wg, tm, tn and kt are all

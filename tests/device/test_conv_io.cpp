@@ -333,12 +333,11 @@ void packing_after_the_gemm(Variant variant) {
     it = capped.emplace(variant, Runtime::create(o)).first;
   }
   for (const ConvCase& c : named_cases()) {
-    BinaryConvolution probe(it->second, c.attributes, c.input, c.make_filter());
-    REQUIRE(probe.plan().tile_m % 32 != 0);
     BinaryConvolution::Options o;
     o.output = Output::packed(std::vector<Threshold>(static_cast<std::size_t>(c.filter[0])));
-    REQUIRE(BinaryConvolution(it->second, c.attributes, c.input, c.make_filter(), o).plan().output ==
-            "packed (xnor_gemm_bits)");
+    const BinaryConvolution probe(it->second, c.attributes, c.input, c.make_filter(), o);
+    REQUIRE(probe.plan().tile_m % 32 != 0);
+    REQUIRE(probe.plan().output == "packed (xnor_gemm_bits)");
     check_io_case(it->second, variant, c);
   }
 }

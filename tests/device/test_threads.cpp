@@ -177,8 +177,10 @@ TEST_CASE("12 threads on one Runtime with an empty program cache match the refer
   REQUIRE(created);
   // Each thread makes and runs layers of its kind kRuns times and until every program is stored (at most
   // 200 runs): the stores happen while the others launch.
-  // im2col_pack and xnor_gemm, and every program of the layer and graph-op table.
-  const int kPrograms = 2 + static_cast<int>(detail::network_programs().size());
+  // im2col_pack and xnor_gemm, every program of the layer and graph-op table, and the float-output GEMM's
+  // where it has one.
+  const int kPrograms =
+      2 + static_cast<int>(detail::network_programs().size()) + xnorcl::test::float_layer_programs(*created);
   constexpr int kThreads = 12, kRuns = 10;
   constexpr std::int64_t kSize = 256;
   // ThresholdPack, BinaryMaxPool, BinaryFullyConnected, BinaryConvolution.

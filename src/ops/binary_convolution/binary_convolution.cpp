@@ -183,7 +183,10 @@ std::string gemm_shape_class(const detail::RuntimeState& state, const LayerDims&
   return "xnor_gemm " + to_string(state.variant) + " " + std::to_string(d.word_bits) + "-bit out " +
          std::to_string(d.C_OUT) + " patch " + std::to_string(d.K) + " bits (" + std::to_string(d.Kw) +
          " words) positions " + std::to_string(std::int64_t(d.OH) * d.OW) + " batch " + std::to_string(d.N) +
-         " output " + (kind == Kind::Float ? "float" : kind == Kind::ScaleBias ? "scale_bias" : "packed") +
+         " output " +
+         (kind == Kind::Float       ? "float"
+          : kind == Kind::ScaleBias ? "scale_bias"
+                                    : "packed") +
          (options.max_pool ? "+pool" : "") + (options.also_packed.empty() ? "" : "+bits") +
          (options.add_shortcut ? "+shortcut" : "");
 }
@@ -221,7 +224,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   // Kernels of this object, created from the runtime's programs (checked against CL_KERNEL_WORK_GROUP_SIZE).
   m.pack = detail::Im2colPackLauncher(*state);
   detail::TuningPoint tuning;
-  m.gemm = detail::tuned_gemm(*state, gemm_shape_class(*state, d, options), tuning);
+  m.gemm = detail::tuned_gemm(*state, gemm_shape_class(*state, d, options),
+                              options.output.kind != Output::Kind::Packed, tuning);
 
   const detail::MemoryLimits limits = detail::memory_limits(state->profile.info.max_mem_alloc_size);
   detail::ChunkPlan chunk_plan = detail::plan_layer_chunks(d, m.gemm.tile_n(), limits, g);
@@ -262,6 +266,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
                                  tables.bytes());
   m.plan.shape_class = tuning.shape_class;
   m.plan.tuned = tuning.tuned;
+  m.plan.default_configuration = tuning.default_config;
   impl_ = std::move(impl);
 }
 

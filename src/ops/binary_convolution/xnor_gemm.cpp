@@ -43,8 +43,9 @@ XnorGemmLauncher::XnorGemmLauncher(const RuntimeState& state, const cl::Program&
 
 namespace {
 
-std::function<std::vector<std::string>(TuneSearch)> gemm_candidate_texts(const RuntimeState& state) {
-  return [base = state.gemm, profile = state.profile, cap = state.work_group_cap](TuneSearch search) {
+std::function<std::vector<std::string>(TuneSearch)> gemm_candidate_texts(const RuntimeState& state,
+                                                                         const GemmConfig& base) {
+  return [base, profile = state.profile, cap = state.work_group_cap](TuneSearch search) {
     std::vector<std::string> texts;
     for (const GemmConfig& c : gemm_candidates(base, profile, cap, search)) texts.push_back(to_text(c));
     return texts;
@@ -53,37 +54,47 @@ std::function<std::vector<std::string>(TuneSearch)> gemm_candidate_texts(const R
 
 }  // namespace
 
-XnorGemmLauncher tuned_gemm(const RuntimeState& state, const std::string& shape_class, TuningPoint& point) {
-  const GemmConfig& base = state.gemm;
+XnorGemmLauncher tuned_gemm(const RuntimeState& state, const std::string& shape_class, bool stores_floats,
+                            TuningPoint& point) {
+  const GemmConfig base = layer_gemm_default(state.gemm, state.profile, state.work_group_cap, stores_floats);
+  const auto parse = [&](const std::string& text) {
+    // The defaults may lie outside the searched ranges (small work-group caps).
+    if (text == to_text(base)) return std::optional<GemmConfig>(base);
+    if (text == to_text(state.gemm)) return std::optional<GemmConfig>(state.gemm);
+    return parse_gemm_config(text, base);
+  };
   const auto accept = [&](const std::string& text) {
-    if (text == to_text(base)) return true;  // the default may lie outside the searched ranges (small caps)
-    const std::optional<GemmConfig> c = parse_gemm_config(text, base);
+    const std::optional<GemmConfig> c = parse(text);
     return c && gemm_config_fits(*c, state.profile, state.work_group_cap);
   };
-  point = choose_config(state, shape_class, to_text(base), accept, gemm_candidate_texts(state));
-  if (point.config != point.default_config) {
-    const GemmConfig c = *parse_gemm_config(point.config, base);
-    const std::vector<const char*> kernels = {XnorGemmLauncher::kernel_name(),
-                                              XnorGemmLauncher::fused_kernel_name(),
-                                              XnorGemmLauncher::packed_kernel_name()};
-    if (const auto p = state.program_variant("xnor_gemm.cl", c.build_options(), kernels, c.work_group_size()))
-      return XnorGemmLauncher(state, p->program, c);
+  point = choose_config(state, shape_class, to_text(base), accept, gemm_candidate_texts(state, base));
+  if (point.config == to_text(state.gemm)) return XnorGemmLauncher(state, state.xnor_gemm, state.gemm);
+  const GemmConfig c = *parse(point.config);
+  const std::vector<const char*> kernels = {XnorGemmLauncher::kernel_name(),
+                                            XnorGemmLauncher::fused_kernel_name(),
+                                            XnorGemmLauncher::packed_kernel_name()};
+  if (const auto p = state.program_variant("xnor_gemm.cl", c.build_options(), kernels, c.work_group_size()))
+    return XnorGemmLauncher(state, p->program, c);
+  if (point.tuned)
     warn(state, "the tuned configuration '" + point.config + "' of " + shape_class +
                     " exceeds this device's work-group or local memory limits for its kernels; using the "
                     "default");
-    point.config = point.default_config;
-    point.tuned = false;
-  }
-  return XnorGemmLauncher(state, state.xnor_gemm, base);
+  // The runtime's own program was built and checked at create().
+  point.config = point.default_config = to_text(state.gemm);
+  point.tuned = false;
+  return XnorGemmLauncher(state, state.xnor_gemm, state.gemm);
 }
 
 TuningPoint gemm_tuning_point(const RuntimeState& state, const Plan& plan) {
   TuningPoint p;
   p.shape_class = plan.shape_class;
-  p.default_config = to_text(state.gemm);
+  p.default_config = plan.default_configuration;
   p.config = plan.configuration;
   p.tuned = plan.tuned;
-  p.candidates = gemm_candidate_texts(state);
+  const std::optional<GemmConfig> base = plan.default_configuration == to_text(state.gemm)
+                                             ? std::optional<GemmConfig>(state.gemm)
+                                             : parse_gemm_config(plan.default_configuration, state.gemm);
+  p.candidates = gemm_candidate_texts(state, base ? *base : state.gemm);
   return p;
 }
 
