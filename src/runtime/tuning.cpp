@@ -29,6 +29,13 @@ namespace detail {
 namespace {
 
 constexpr const char* kMagicLine = "xnorcl tuning file 1\n";
+// The file's checksum: FNV-1a 64 with its standard offset basis, so that a tool that writes a tuning file
+// (docs/tuning.md) can compute it from the published constants.
+constexpr std::uint64_t kFnvOffsetBasis = 14695981039346656037ull;
+std::uint64_t checksum(const std::string& text, std::size_t size) {
+  return fnv1a64(text.data(), size, kFnvOffsetBasis);
+}
+
 // A tuning file holds a few hundred short lines; anything larger is not one.
 constexpr std::uint64_t kMaxFileBytes = std::uint64_t(1) << 20;
 
@@ -132,7 +139,7 @@ std::map<std::string, std::string> read_tuning_file(const std::string& path, con
   const std::size_t sum_at = text.rfind("checksum ");
   if (sum_at == std::string::npos || text.size() != sum_at + 9 + 16 + 1 || text.back() != '\n')
     return ignored("truncated: no checksum line at its end");
-  if (text.substr(sum_at + 9, 16) != hex64(fnv1a64(text.data(), sum_at))) return ignored("checksum mismatch");
+  if (text.substr(sum_at + 9, 16) != hex64(checksum(text, sum_at))) return ignored("checksum mismatch");
   if (text.compare(magic.size(), key.size(), key) != 0)
     return ignored("written for another device, driver or xnorcl version");
   std::map<std::string, std::string> entries;
@@ -157,15 +164,15 @@ void write_tuning_file(const std::string& path, const std::string& key,
       throw InvalidArgument("a tuning entry holds a tab or line break: '" + shape_class + "'");
     text += "entry " + shape_class + "\t" + config + "\n";
   }
-  text += "checksum " + hex64(fnv1a64(text.data(), text.size())) + "\n";
+  text += "checksum " + hex64(checksum(text, text.size())) + "\n";
   write_file_atomically(path, text);
 }
 
 void load_tuning(RuntimeState& state) {
   state.tuning_path = tuning_file_path(state);
   if (state.tuning_mode == TuningMode::Ignore || state.tuning_path.empty()) return;
-  state.tuning.replace(read_tuning_file(state.tuning_path, tuning_key(state),
-                                        [&](const std::string& m) { warn(state, m); }));
+  state.tuning.replace(
+      read_tuning_file(state.tuning_path, tuning_key(state), [&](const std::string& m) { warn(state, m); }));
 }
 
 void warn(const RuntimeState& state, const std::string& message) {
