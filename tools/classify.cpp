@@ -160,23 +160,12 @@ xnorcl::Graph classifier_graph(const std::string& weights, std::uint64_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::cout << kUsage;
-      return 0;
-    }
-    if (arg == "--version") {
-      std::cout << xnorcl_cli::version_line("xnorcl-classify") << "\n";
-      return 0;
-    }
-  }
+  if (xnorcl_cli::answered_help_or_version(argc, argv, "xnorcl-classify", kUsage)) return 0;
   Arguments args;
   try {
     args = parse(argc, argv);
   } catch (const xnorcl_cli::UsageError& e) {
-    std::cerr << "xnorcl-classify: " << e.what() << "\nRun 'xnorcl-classify --help' for the options.\n";
-    return 2;
+    return xnorcl_cli::report_usage_error("xnorcl-classify", e);
   }
   const std::uint64_t seed = args.seed;
   const std::string &weights = args.weights, &image = args.image, &write_to = args.write_to;

@@ -141,23 +141,12 @@ void show(const xnorcl::Runtime& rt, const xnorcl::Graph& graph) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::cout << kUsage;
-      return 0;
-    }
-    if (arg == "--version") {
-      std::cout << xnorcl_cli::version_line("xnorcl-tune") << "\n";
-      return 0;
-    }
-  }
+  if (xnorcl_cli::answered_help_or_version(argc, argv, "xnorcl-tune", kUsage)) return 0;
   Arguments args;
   try {
     args = parse(argc, argv);
   } catch (const xnorcl_cli::UsageError& e) {
-    std::cerr << "xnorcl-tune: " << e.what() << "\nRun 'xnorcl-tune --help' for the options.\n";
-    return 2;
+    return xnorcl_cli::report_usage_error("xnorcl-tune", e);
   }
   try {
     const xnorcl::Graph graph = model_graph(args);

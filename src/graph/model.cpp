@@ -300,7 +300,8 @@ void Model::Impl::build(Graph g) {
 // Whether TuningMode::TuneOnFirstUse has steps to tune: a tunable step whose class the table lacks (the
 // tuner's own Models never ask).
 bool Model::Impl::wants_tuning() const {
-  if (runtime.state()->tuning_mode != TuningMode::TuneOnFirstUse || detail::tuning_in_progress()) return false;
+  if (runtime.state()->tuning_mode != TuningMode::TuneOnFirstUse || detail::tuning_in_progress())
+    return false;
   for (const auto& step : device_steps)
     for (const detail::TuningPoint& t : step->tuning_points())
       if (!t.tuned) return true;
@@ -405,7 +406,8 @@ std::vector<double> ModelAccess::step_milliseconds(const Model& model) {
 std::string GraphPlan::to_string() const {
   std::string s = "variant " + xnorcl::to_string(variant) + ", " + std::to_string(steps.size()) + " steps\n";
   for (const Step& step : steps)
-    s += "  " + step.node + ": " + step.description + (step.tuning.empty() ? "" : " [" + step.tuning + "]") + "\n";
+    s += "  " + step.node + ": " + step.description + (step.tuning.empty() ? "" : " [" + step.tuning + "]") +
+         "\n";
   s += "activation buffers " + std::to_string(activation_bytes) + " bytes (largest live pair " +
        std::to_string(largest_live_pair_bytes) + "), weights " + std::to_string(weight_bytes) + " bytes\n";
   return s;

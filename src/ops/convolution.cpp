@@ -82,7 +82,8 @@ class ConvolutionOp final : public Op {
   std::unique_ptr<DeviceStep> plan(const Runtime& rt, const NodeView& v,
                                    const std::vector<NodeView>& fused) const override {
     const ConvGeometry g = geometry(v);
-    return plan_convolution(rt, g, conv_attributes(v), v.constants[1]->values, 1, epilogue_of(fused, g.output[1]));
+    return plan_convolution(rt, g, conv_attributes(v), v.constants[1]->values, 1,
+                            epilogue_of(fused, g.output[1]));
   }
 
  private:

@@ -162,7 +162,8 @@ std::optional<detail::RuntimeState::LinearProgram> launch_program(const detail::
   const detail::RuntimeState::LinearProgram& base = s.linear_program(l.file);
   if (l.options.empty()) return base;
   const detail::NetworkProgram& table = detail::network_program(l.file);
-  return s.program_variant(l.file, detail::network_build_options(table, s.variant, base.work_group) + l.options,
+  return s.program_variant(l.file,
+                           detail::network_build_options(table, s.variant, base.work_group) + l.options,
                            table.kernels, base.work_group);
 }
 
@@ -172,7 +173,8 @@ class FloatStep final : public DeviceStep {
       : runtime_(rt), launch_(std::move(launch)), relu_(e.relu ? 1 : 0) {
     const auto& s = detail::runtime_state(rt, launch_.kernel);
     const auto program = launch_program(*s, launch_);
-    if (!program) throw Error(std::string("no program of ") + launch_.file + " with '" + launch_.options + "'");
+    if (!program)
+      throw Error(std::string("no program of ") + launch_.file + " with '" + launch_.options + "'");
     wg_ = program->work_group;
     kernel_ = detail::make_kernel(program->program, launch_.kernel, s->device, wg_);
     detail::cl_call(
@@ -230,15 +232,16 @@ class FloatStep final : public DeviceStep {
 }  // namespace
 
 std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,
-                                             const BinaryConvolution::Attributes& a, const std::vector<float>& w,
-                                             std::int64_t groups, const Epilogue& epilogue) {
+                                             const BinaryConvolution::Attributes& a,
+                                             const std::vector<float>& w, std::int64_t groups,
+                                             const Epilogue& epilogue) {
   const auto& s = detail::runtime_state(runtime, "Convolution");
   const std::string shape_class = "convolution " + xnorcl::to_string(g.input) + " -> " +
                                   xnorcl::to_string(g.output) + " kernel " + std::to_string(g.filter[2]) +
-                                  "x" + std::to_string(g.filter[3]) + " stride " + std::to_string(a.strides[0]) +
-                                  "x" + std::to_string(a.strides[1]) + " dilation " +
-                                  std::to_string(a.dilations[0]) + "x" + std::to_string(a.dilations[1]) +
-                                  " groups " + std::to_string(groups);
+                                  "x" + std::to_string(g.filter[3]) + " stride " +
+                                  std::to_string(a.strides[0]) + "x" + std::to_string(a.strides[1]) +
+                                  " dilation " + std::to_string(a.dilations[0]) + "x" +
+                                  std::to_string(a.dilations[1]) + " groups " + std::to_string(groups);
   const auto columns_text = [](int columns) { return "cols=" + std::to_string(columns); };
   const auto candidates = [columns_text](TuneSearch search) {
     std::vector<std::string> texts;

@@ -66,8 +66,9 @@ FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::A
 // The step of a grouped convolution (not depthwise) in the tuned number of columns per work-item (the
 // tuning table's, else detail::kFloatConvColumns).
 std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,
-                                             const BinaryConvolution::Attributes& a, const std::vector<float>& w,
-                                             std::int64_t groups, const Epilogue& epilogue);
+                                             const BinaryConvolution::Attributes& a,
+                                             const std::vector<float>& w, std::int64_t groups,
+                                             const Epilogue& epilogue);
 std::unique_ptr<DeviceStep> make_float_step(const Runtime& runtime, FloatLaunch launch,
                                             const Epilogue& epilogue);
 

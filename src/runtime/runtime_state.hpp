@@ -34,7 +34,8 @@ struct RuntimeState {
   bool profiling = false;
   std::size_t work_group_cap = 0;  // min(device max, RuntimeOptions cap)
   ProgramCache cache{"", nullptr};
-  mutable bool compile_announced = false;  // the "compiling the OpenCL kernels" message was logged (create() only)
+  mutable bool compile_announced =
+      false;  // the "compiling the OpenCL kernels" message was logged (create() only)
 
   // Programs built once in Runtime::create; only read afterwards, so threads may share them.
   cl::Program im2col_pack;  // kernels im2col_pack_f32, im2col_pack_u8

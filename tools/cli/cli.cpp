@@ -71,6 +71,26 @@ std::string version_line(const char* tool) {
   return std::string(tool) + " " + XNORCL_VERSION_STRING + " (library " + xnorcl::version() + ")";
 }
 
+bool answered_help_or_version(int argc, char** argv, const char* tool, const char* usage) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(usage, stdout);
+      return true;
+    }
+    if (arg == "--version") {
+      std::printf("%s\n", version_line(tool).c_str());
+      return true;
+    }
+  }
+  return false;
+}
+
+int report_usage_error(const char* tool, const UsageError& error) {
+  std::fprintf(stderr, "%s: %s\nRun '%s --help' for the options.\n", tool, error.what(), tool);
+  return 2;
+}
+
 std::function<void(const std::string&)> compile_notice(const char* tool) {
   return [tool = std::string(tool)](const std::string& message) {
     if (message.rfind("warning: ", 0) == 0) {

@@ -31,6 +31,12 @@ void check_output_path(const std::string& what, const std::string& path);
 // "xnorcl-bench 0.1.0 (library 0.1.0)": the tool's build and the library it runs.
 std::string version_line(const char* tool);
 
+// -h/--help or --version anywhere on the command line: prints the usage or the version line on stdout and
+// returns true (the tool then exits 0).
+bool answered_help_or_version(int argc, char** argv, const char* tool, const char* usage);
+// A usage error's two lines on stderr (the message, then where the help is); returns the exit status, 2.
+int report_usage_error(const char* tool, const UsageError& error);
+
 // A RuntimeOptions::log hook that prints, on stderr, only the message of a Runtime that compiles its kernels
 // rather than loading them from the program cache, so that a slow first start says why, and warnings.
 std::function<void(const std::string&)> compile_notice(const char* tool);
