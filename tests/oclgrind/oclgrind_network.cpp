@@ -17,7 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "graph/model_access.hpp"
 #include "network_case.hpp"
+#include "runtime/runtime_state.hpp"
 #include "xnorcl/xnorcl.hpp"
 
 namespace {
@@ -116,6 +118,24 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
                                {"dilations", Ints{1, 1}}}});
     failures += check_one_node(kept, rt, rng, conv, {1, 3, 9, 90}, 0.0f,
                                to_string(variant) + ": float convolution, stride " + std::to_string(stride));
+    // The tuner's other column tile (16 output columns per work-item), set through the tuning table.
+    Graph probe = conv;
+    probe.inputs = {{"x", {1, 3, 9, 90}}};
+    probe.outputs = {"y"};
+    kept.models.push_back(std::make_unique<Model>(rt, probe));
+    std::vector<std::string> classes;
+    for (const auto& step : detail::ModelAccess::tuning_points(*kept.models.back()))
+      for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
+    for (const std::string& c : classes) rt.state()->tuning.set(c, "cols=16");
+    failures += check_one_node(
+        kept, rt, rng, conv, {1, 3, 9, 90}, 0.0f,
+        to_string(variant) + ": float convolution, 16 columns, stride " + std::to_string(stride));
+    for (const std::string& c : classes) rt.state()->tuning.erase(c);
+    if (classes.size() != 1 || kept.models.back()->plan().steps[0].tuning != "tuned cols=16") {
+      std::cout << "FAILED: the 16-column tile did not run (" << kept.models.back()->plan().steps[0].tuning
+                << ")\n";
+      ++failures;
+    }
   }
   return failures;
 }
