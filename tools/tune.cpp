@@ -54,14 +54,9 @@ Arguments parse(int argc, char** argv) {
         throw xnorcl_cli::UsageError("--model takes bireal18, resnet18 or vehicle, not '" + a.model + "'");
     } else if (arg == "--mode") {
       const std::string m = value();
-      if (m == "fast")
-        a.search = xnorcl::TuneSearch::Fast;
-      else if (m == "normal")
-        a.search = xnorcl::TuneSearch::Normal;
-      else if (m == "exhaustive")
-        a.search = xnorcl::TuneSearch::Exhaustive;
-      else
-        throw xnorcl_cli::UsageError("--mode takes fast, normal or exhaustive, not '" + m + "'");
+      const auto search = xnorcl::parse_tune_search(m);
+      if (!search) throw xnorcl_cli::UsageError("--mode takes fast, normal or exhaustive, not '" + m + "'");
+      a.search = *search;
     } else if (arg == "--size") {
       a.size = xnorcl_cli::parse_int("--size", value(), 32, 1024);
     } else if (arg == "--batch") {

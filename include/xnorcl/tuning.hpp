@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ class Graph;
 // (exhaustive).
 enum class TuneSearch { Fast, Normal, Exhaustive };
 std::string to_string(TuneSearch search);  // "fast", "normal", "exhaustive"
+// The search that to_string names, or nothing for any other text.
+std::optional<TuneSearch> parse_tune_search(const std::string& text);
 
 struct TuneProgress {
   std::size_t done = 0, total = 0;  // candidate runs measured and planned

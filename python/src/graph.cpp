@@ -120,10 +120,7 @@ nb::dict plan(const LoadedGraph& self) {
 }
 
 TuneSearch parse_search(const std::string& text) {
-  const std::string v = lower(text);
-  if (v == "fast") return TuneSearch::Fast;
-  if (v == "normal") return TuneSearch::Normal;
-  if (v == "exhaustive") return TuneSearch::Exhaustive;
+  if (const auto search = parse_tune_search(lower(text))) return *search;
   throw InvalidArgument("mode: '" + text + "' is not a tuning mode; use 'fast', 'normal' or 'exhaustive'");
 }
 

@@ -25,6 +25,12 @@ std::string to_string(TuneSearch search) {
   return "unknown";
 }
 
+std::optional<TuneSearch> parse_tune_search(const std::string& text) {
+  for (TuneSearch s : {TuneSearch::Fast, TuneSearch::Normal, TuneSearch::Exhaustive})
+    if (text == to_string(s)) return s;
+  return std::nullopt;
+}
+
 namespace detail {
 namespace {
 

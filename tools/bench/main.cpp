@@ -155,14 +155,8 @@ Options parse(int argc, char** argv) {
     } else if (arg == "--model") {
       o.model = value;
     } else if (arg == "--tune") {
-      if (value == "fast")
-        o.tune = xnorcl::TuneSearch::Fast;
-      else if (value == "normal")
-        o.tune = xnorcl::TuneSearch::Normal;
-      else if (value == "exhaustive")
-        o.tune = xnorcl::TuneSearch::Exhaustive;
-      else
-        throw UsageError("--tune takes fast, normal or exhaustive, not '" + value + "'");
+      o.tune = xnorcl::parse_tune_search(value);
+      if (!o.tune) throw UsageError("--tune takes fast, normal or exhaustive, not '" + value + "'");
     } else if (arg == "--runs") {
       o.startup_runs = parse_count(arg, value, 1);
     } else {
