@@ -23,6 +23,10 @@
 
 namespace xnorcl {
 
+namespace detail {
+struct LayerAccess;  // the graph steps' view of a layer's tuned work-group size
+}
+
 // ---- thresholding --------------------------------------------------------------------------------------
 
 // Float NCHW [N, C, H, W] -> packed bits (xnorcl/packed.hpp) with one Threshold rule per channel (empty:
@@ -43,6 +47,7 @@ class ThresholdPack {
   std::vector<std::uint32_t> run(const float* y);
 
  private:
+  friend struct detail::LayerAccess;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -65,6 +70,7 @@ class BinaryMaxPool {
   std::vector<std::uint32_t> run(const std::uint32_t* words);
 
  private:
+  friend struct detail::LayerAccess;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -87,6 +93,7 @@ class MaxPool {
   std::vector<float> run(const float* x);
 
  private:
+  friend struct detail::LayerAccess;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -125,6 +132,7 @@ class BinaryFullyConnected {
   std::vector<StageTime> last_stage_times() const;
 
  private:
+  friend struct detail::LayerAccess;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -102,7 +102,7 @@ std::string step_name(const NodeView& v, const std::vector<NodeView>& fused) {
 class ActivationStep final : public LinearStep {
  public:
   ActivationStep(const Runtime& rt, const NodeView& v, Kind kind, const std::vector<NodeView>& fused)
-      : LinearStep(rt, "activation.cl", step_name(v, fused)),
+      : LinearStep(rt, "activation.cl", step_name(v, fused), step_name(v, fused)),
         kind_(kind),
         p_(kind == Kind::RoundEven || kind == Kind::RoundAway ? round_params(fused) : params_of(v, kind)),
         total_(product(v.inputs[0].dims)),

@@ -52,7 +52,8 @@ class AvgPoolStep final : public LinearStep {
  public:
   AvgPoolStep(const Runtime& rt, const AvgGeometry& a, bool runs)
       : LinearStep(rt, "avg_pool.cl",
-                   std::string(avg_pool_kernel(runs)) + " " + xnorcl::to_string(a.g.output)),
+                   std::string(avg_pool_kernel(runs)) + " " + xnorcl::to_string(a.g.output),
+                   detail::pool_tuning_class(avg_pool_kernel(runs), a.g, a.attributes)),
         a_(a),
         name_(avg_pool_kernel(runs)),
         total_(detail::pool_work_items(a.g.output, runs)),

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ops/layer_access.hpp"
 #include "ops/layer_common.hpp"
 #include "xnorcl/layers.hpp"
 
@@ -69,6 +70,7 @@ struct BinaryFullyConnected::Impl {
   std::optional<ThresholdPack> pack;  // packed output: the float result is thresholded
   cl::Buffer scratch;                 // the float result when the output is packed
   std::vector<std::pair<std::string, cl::Event>> last_events;
+  detail::TuningPoint tuning;
 };
 
 BinaryFullyConnected::BinaryFullyConnected(const Runtime& runtime, const Shape& input, const Filter& weights,
@@ -96,12 +98,14 @@ BinaryFullyConnected::BinaryFullyConnected(const Runtime& runtime, const Shape& 
   m->input = input;
   m->output = Shape{input[0], O, 1, 1};
   m->local = s->variant == Variant::Local;
-  m->wg = s->linear_program("binary_fc.cl").work_group;
+  const detail::RuntimeState::LinearProgram program = detail::tuned_linear_program(
+      *s, "binary_fc.cl", "binary_fc " + to_string(input) + " -> " + std::to_string(O), m->tuning);
+  m->wg = program.work_group;
   m->O = static_cast<int>(O);
   m->Kwt = static_cast<int>(Kwt);
   m->K = static_cast<int>(K);
   if (output_thresholds) m->pack.emplace(runtime, m->output, *output_thresholds);
-  m->kernel = detail::make_kernel(s->linear_program("binary_fc.cl").program, "binary_fc", s->device, m->wg);
+  m->kernel = detail::make_kernel(program.program, "binary_fc", s->device, m->wg);
 
   // Weight (o, c, y, x) -> bit c%32 of word (y*W + x)*Cw + c/32 of row o, the input's own layout.
   std::vector<cl_uint> words(static_cast<std::size_t>(O * Kwt), 0u);
@@ -186,6 +190,10 @@ std::vector<std::uint32_t> BinaryFullyConnected::run_packed(const std::uint32_t*
       static_cast<std::size_t>(packed_word_count(impl_->output)),
       [&](const cl::Buffer& in, const cl::Buffer& out) { return enqueue(in, out); },
       "BinaryFullyConnected::run_packed");
+}
+
+detail::TuningPoint detail::LayerAccess::tuning_point(const BinaryFullyConnected& layer) {
+  return layer.impl_->tuning;
 }
 
 }  // namespace xnorcl

@@ -4,6 +4,7 @@
 // as a MatMul of binarized operands). A FakeQuantize that alone reads its output becomes the layer's output
 // thresholds: packed [N, O] in the same launch.
 #include "ops/fake_quantize.hpp"
+#include "ops/layer_access.hpp"
 #include "ops/op.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/layers.hpp"
@@ -33,6 +34,9 @@ class FullyConnectedStep final : public DeviceStep {
   cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
                     const std::vector<cl::Event>& wait) override {
     return layer_.enqueue(*in[0], *out[0], &wait);
+  }
+  std::vector<detail::TuningPoint> tuning_points() const override {
+    return {detail::LayerAccess::tuning_point(layer_)};
   }
   std::vector<StageTime> stage_times() const override { return layer_.last_stage_times(); }
   std::size_t weight_bytes() const override {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "ops/layer_access.hpp"
 #include "ops/layer_common.hpp"
 #include "runtime/device_profile.hpp"
 #include "xnorcl/layers.hpp"
@@ -154,19 +155,21 @@ struct PoolLaunch {
   const char* kernel_name = "";
   cl::Kernel kernel;
   std::size_t wg = 1;
+  detail::TuningPoint tuning;
 };
 
 // binary_maxpool on packed bits; on floats maxpool_f32, or maxpool_f32_runs where pools_in_runs says so.
 PoolLaunch make_pool(const Runtime& runtime, const PoolAttributes& a, const Shape& input, bool binary,
                      const char* what) {
   const auto& s = detail::runtime_state(runtime, what);
-  PoolLaunch p{runtime, a, validate_pool(a, input), false, "", {}, 1};
+  PoolLaunch p{runtime, a, validate_pool(a, input), false, "", {}, 1, {}};
   check_layer_shape(p.geometry.output, what);
   p.runs = !binary && detail::pools_in_runs(runtime.variant(), p.geometry.output[3]);
   p.kernel_name = binary ? "binary_maxpool" : p.runs ? "maxpool_f32_runs" : "maxpool_f32";
-  p.wg = s->linear_program("binary_maxpool.cl").work_group;
-  p.kernel =
-      detail::make_kernel(s->linear_program("binary_maxpool.cl").program, p.kernel_name, s->device, p.wg);
+  const detail::RuntimeState::LinearProgram program = detail::tuned_linear_program(
+      *s, "binary_maxpool.cl", detail::pool_tuning_class(p.kernel_name, p.geometry, a), p.tuning);
+  p.wg = program.work_group;
+  p.kernel = detail::make_kernel(program.program, p.kernel_name, s->device, p.wg);
   return p;
 }
 
@@ -254,6 +257,14 @@ std::vector<float> MaxPool::run(const float* x) {
       *impl_->p.runtime.state(), x, static_cast<std::size_t>(element_count(g.input)),
       static_cast<std::size_t>(element_count(g.output)),
       [&](const cl::Buffer& in, const cl::Buffer& out) { return enqueue(in, out); }, "MaxPool::run");
+}
+
+detail::TuningPoint detail::LayerAccess::tuning_point(const BinaryMaxPool& layer) {
+  return layer.impl_->p.tuning;
+}
+
+detail::TuningPoint detail::LayerAccess::tuning_point(const MaxPool& layer) {
+  return layer.impl_->p.tuning;
 }
 
 }  // namespace xnorcl

@@ -82,11 +82,19 @@ Layout layout(const NodeView& v) {
   return l;
 }
 
+// The copy's geometry as a tuning class: each input's width per outer index, and the outer count.
+std::string widths(const Layout& l) {
+  std::string text;
+  for (std::int64_t w : l.widths) text += (text.empty() ? "widths " : ",") + std::to_string(w);
+  return text + " outer " + std::to_string(l.outer);
+}
+
 class ConcatStep final : public LinearStep {
  public:
   ConcatStep(const Runtime& rt, const NodeView& v, const Layout& l)
       : LinearStep(rt, "concat.cl",
-                   "concat_copy x" + std::to_string(v.inputs.size()) + " -> " + to_string(l.out)),
+                   "concat_copy x" + std::to_string(v.inputs.size()) + " -> " + to_string(l.out),
+                   "concat_copy " + widths(l) + " -> " + to_string(l.out)),
         l_(l),
         kernel_(kernel("concat_copy")) {
     for (const Constant* c : v.constants) constants_.push_back(c ? upload(c->values) : cl::Buffer());

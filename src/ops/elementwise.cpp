@@ -89,10 +89,13 @@ Walk collapse(const Dims& out, const std::vector<std::int64_t>& a, const std::ve
 
 class ElementwiseStep final : public LinearStep {
  public:
+  static std::string description(const NodeView& v, const Dims& out) {
+    return std::string(v.node->op) + " " + to_string(v.inputs[0].dims) + ", " + to_string(v.inputs[1].dims) +
+           " -> " + to_string(out);
+  }
+
   ElementwiseStep(const Runtime& rt, const NodeView& v, Arith arith, const Dims& out)
-      : LinearStep(rt, "elementwise.cl",
-                   std::string(v.node->op) + " " + to_string(v.inputs[0].dims) + ", " +
-                       to_string(v.inputs[1].dims) + " -> " + to_string(out)),
+      : LinearStep(rt, "elementwise.cl", description(v, out), description(v, out)),
         arith_(arith),
         total_(product(out)) {
     for (std::size_t i = 0; i < 2; ++i)

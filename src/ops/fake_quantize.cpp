@@ -11,6 +11,7 @@
 
 #include "ops/binary_convolution/binary_convolution_op.hpp"
 #include "ops/fake_quantize.hpp"
+#include "ops/layer_access.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/layers.hpp"
 
@@ -111,6 +112,9 @@ class FakeQuantizeStep final : public DeviceStep {
   }
   std::vector<StageTime> stage_times() const override { return {}; }
   std::size_t weight_bytes() const override { return 0; }
+  std::vector<detail::TuningPoint> tuning_points() const override {
+    return {detail::LayerAccess::tuning_point(layer_)};
+  }
   std::string describe() const override { return "threshold_pack " + xnorcl::to_string(layer_.shape()); }
 
  private:

@@ -160,11 +160,11 @@ namespace {
 std::optional<detail::RuntimeState::LinearProgram> launch_program(const detail::RuntimeState& s,
                                                                   const FloatLaunch& l) {
   const detail::RuntimeState::LinearProgram& base = s.linear_program(l.file);
-  if (l.options.empty()) return base;
+  const std::size_t work_group = l.work_group ? l.work_group : base.work_group;
+  if (l.options.empty() && work_group == base.work_group) return base;
   const detail::NetworkProgram& table = detail::network_program(l.file);
-  return s.program_variant(l.file,
-                           detail::network_build_options(table, s.variant, base.work_group) + l.options,
-                           table.kernels, base.work_group);
+  return s.program_variant(l.file, detail::network_build_options(table, s.variant, work_group) + l.options,
+                           table.kernels, work_group);
 }
 
 class FloatStep final : public DeviceStep {
@@ -231,35 +231,65 @@ class FloatStep final : public DeviceStep {
 
 }  // namespace
 
+std::string convolution_class(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
+                              std::int64_t groups) {
+  return xnorcl::to_string(g.input) + " -> " + xnorcl::to_string(g.output) + " kernel " +
+         std::to_string(g.filter[2]) + "x" + std::to_string(g.filter[3]) + " stride " +
+         std::to_string(a.strides[0]) + "x" + std::to_string(a.strides[1]) + " dilation " +
+         std::to_string(a.dilations[0]) + "x" + std::to_string(a.dilations[1]) + " groups " +
+         std::to_string(groups);
+}
+
+// The convolution's configuration, "cols=C wg=W": columns per work-item and work-group size, searched
+// together (one step, one time: two classes changing at once could not tell their effects apart). An entry
+// without wg (an older file) keeps the program's work-group size.
 std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,
                                              const BinaryConvolution::Attributes& a,
                                              const std::vector<float>& w, std::int64_t groups,
                                              const Epilogue& epilogue) {
   const auto& s = detail::runtime_state(runtime, "Convolution");
-  const std::string shape_class = "convolution " + xnorcl::to_string(g.input) + " -> " +
-                                  xnorcl::to_string(g.output) + " kernel " + std::to_string(g.filter[2]) +
-                                  "x" + std::to_string(g.filter[3]) + " stride " +
-                                  std::to_string(a.strides[0]) + "x" + std::to_string(a.strides[1]) +
-                                  " dilation " + std::to_string(a.dilations[0]) + "x" +
-                                  std::to_string(a.dilations[1]) + " groups " + std::to_string(groups);
-  const auto columns_text = [](int columns) { return "cols=" + std::to_string(columns); };
-  const auto candidates = [columns_text](TuneSearch search) {
+  const std::size_t base_wg = s->linear_program("convolution.cl").work_group, cap = s->work_group_cap;
+  const auto text = [](int columns, std::size_t wg) {
+    return "cols=" + std::to_string(columns) + " " + detail::work_group_config(wg);
+  };
+  const auto candidates = [text, base_wg, cap](TuneSearch search) {
     std::vector<std::string> texts;
-    for (int c : detail::float_conv_column_candidates(search)) texts.push_back(columns_text(c));
+    for (int c : detail::float_conv_column_candidates(search))
+      for (std::size_t wg : detail::linear_work_group_candidates(search, base_wg, cap))
+        texts.push_back(text(c, wg));
     return texts;
   };
-  const auto accept = [](const std::string& config) {
+  const auto work_group_of = [base_wg](const std::string& config) {
+    return detail::config_value(config, "wg").value_or(static_cast<int>(base_wg));
+  };
+  const auto accept = [work_group_of, cap](const std::string& config) {
     const auto c = detail::config_value(config, "cols");
-    return c && (*c == 8 || *c == 16);
+    const int wg = work_group_of(config);
+    return c && (*c == 8 || *c == 16) && detail::is_linear_work_group_size(wg) &&
+           static_cast<std::size_t>(wg) <= cap;
   };
   detail::TuningPoint point =
-      detail::choose_config(*s, shape_class, columns_text(detail::kFloatConvColumns), accept, candidates);
+      detail::choose_config(*s, "convolution " + convolution_class(g, a, groups),
+                            text(detail::kFloatConvColumns, base_wg), accept, candidates);
   FloatLaunch launch = convolution_launch(g, a, w, groups, *detail::config_value(point.config, "cols"));
-  if (!launch_program(*s, launch)) {  // the wider tiles' kernel refuses this device's local size
+  launch.work_group = static_cast<std::size_t>(work_group_of(point.config));
+  if (!launch_program(*s, launch)) {  // a kernel refuses that local size, or the wider tiles, here
+    if (point.tuned)
+      detail::warn(*s, "the tuned configuration '" + point.config + "' of " + point.shape_class +
+                           " is refused by a kernel of convolution.cl on this device; using the default");
     point.config = point.default_config;
     point.tuned = false;
     launch = convolution_launch(g, a, w, groups, detail::kFloatConvColumns);
   }
+  launch.tuning = std::move(point);
+  return make_float_step(runtime, std::move(launch), epilogue);
+}
+
+std::unique_ptr<DeviceStep> make_work_group_tuned_step(const Runtime& runtime, FloatLaunch launch,
+                                                       const Epilogue& epilogue, const std::string& what) {
+  const auto& s = detail::runtime_state(runtime, launch.kernel);
+  detail::TuningPoint point;
+  launch.work_group = detail::tuned_linear_program(*s, launch.file, what, point).work_group;
   launch.tuning = std::move(point);
   return make_float_step(runtime, std::move(launch), epilogue);
 }

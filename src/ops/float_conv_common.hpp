@@ -56,7 +56,8 @@ struct FloatLaunch {
   std::size_t total = 0;
   bool work_group_per_item = false;
   std::string description;
-  std::string options;  // build options beyond the program's defaults (a tuned configuration), or ""
+  std::string options;         // build options beyond the program's defaults (a tuned configuration), or ""
+  std::size_t work_group = 0;  // the local size (a tuned configuration), or 0: the runtime program's
   std::optional<detail::TuningPoint> tuning;
 };
 // The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w
@@ -71,5 +72,12 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
                                              const Epilogue& epilogue);
 std::unique_ptr<DeviceStep> make_float_step(const Runtime& runtime, FloatLaunch launch,
                                             const Epilogue& epilogue);
+// The same at the tuning table's work-group size for "work-group <what>" (what: the launch geometry), for a
+// kernel whose work-items each compute their own outputs.
+std::unique_ptr<DeviceStep> make_work_group_tuned_step(const Runtime& runtime, FloatLaunch launch,
+                                                       const Epilogue& epilogue, const std::string& what);
+// A convolution's geometry as tuning classes name it: shapes, kernel, stride, dilation, groups.
+std::string convolution_class(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
+                              std::int64_t groups);
 
 }  // namespace xnorcl::ops

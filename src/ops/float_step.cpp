@@ -10,12 +10,22 @@
 
 namespace xnorcl::ops {
 
-LinearStep::LinearStep(const Runtime& runtime, const std::string& file, std::string description)
+LinearStep::LinearStep(const Runtime& runtime, const std::string& file, std::string description,
+                       const std::optional<std::string>& tuning_class)
     : runtime_(runtime), description_(std::move(description)) {
   const auto& s = detail::runtime_state(runtime, "Model");
-  const auto& p = s->linear_program(file);
+  detail::RuntimeState::LinearProgram p = s->linear_program(file);
+  if (tuning_class) {
+    tuning_.emplace();
+    p = detail::tuned_linear_program(*s, file, *tuning_class, *tuning_);
+  }
   program_ = p.program;
   work_group_ = p.work_group;
+}
+
+std::vector<detail::TuningPoint> LinearStep::tuning_points() const {
+  if (!tuning_) return {};
+  return {*tuning_};
 }
 
 cl::Kernel LinearStep::kernel(const char* name) const {

@@ -17,8 +17,12 @@ namespace xnorcl::ops {
 
 class LinearStep : public DeviceStep {
  public:
-  LinearStep(const Runtime& runtime, const std::string& file, std::string description);
+  // With a tuning class (what, beside the file's name, decides the launch geometry: kernel and shapes), the
+  // work-group size is the tuning table's for that class where it holds one; else the program's own.
+  LinearStep(const Runtime& runtime, const std::string& file, std::string description,
+             const std::optional<std::string>& tuning_class = std::nullopt);
   std::vector<StageTime> stage_times() const override;
+  std::vector<detail::TuningPoint> tuning_points() const override;
   std::size_t weight_bytes() const override { return weight_bytes_; }
   std::string describe() const override { return description_; }
 
@@ -45,6 +49,7 @@ class LinearStep : public DeviceStep {
   std::string description_;
   std::size_t weight_bytes_ = 0;
   std::vector<std::pair<std::string, cl::Event>> events_;
+  std::optional<detail::TuningPoint> tuning_;
 };
 
 // Throws InvalidArgument naming the node when a tensor has more elements than the kernels index with int.

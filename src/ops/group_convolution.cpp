@@ -72,7 +72,8 @@ class GroupConvolutionOp final : public Op {
     const BinaryConvolution::Attributes a = conv_attributes(v);
     const std::vector<float>& w = v.constants[1]->values;  // [G][Og][Cg][KH][KW] = [O][Cg][KH][KW]
     if (gr.depthwise())
-      return make_float_step(rt, depthwise_launch(gr.g, a, w), epilogue_of(fused, gr.g.output[1]));
+      return make_work_group_tuned_step(rt, depthwise_launch(gr.g, a, w), epilogue_of(fused, gr.g.output[1]),
+                                        "depthwise_convolution " + convolution_class(gr.g, a, gr.groups));
     return plan_convolution(rt, gr.g, a, w, gr.groups, epilogue_of(fused, gr.g.output[1]));
   }
 

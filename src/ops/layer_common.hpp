@@ -17,6 +17,7 @@
 #include "xnorcl/error.hpp"
 #include "xnorcl/opencl.hpp"
 #include "xnorcl/packed.hpp"
+#include "xnorcl/pool.hpp"
 #include "xnorcl/shape.hpp"
 
 namespace xnorcl::detail {
@@ -45,6 +46,14 @@ inline void check_layer_shape(const Shape& s, const std::string& what) {
     }
     n *= s[i];
   }
+}
+
+// What decides a pool launch's speed, as a tuning class: the kernel, the shapes and the window.
+inline std::string pool_tuning_class(const char* kernel, const PoolGeometry& g, const PoolAttributes& a) {
+  return std::string(kernel) + " " + xnorcl::to_string(g.input) + " -> " + xnorcl::to_string(g.output) +
+         " kernel " + std::to_string(a.kernel[0]) + "x" + std::to_string(a.kernel[1]) + " stride " +
+         std::to_string(a.strides[0]) + "x" + std::to_string(a.strides[1]) + " pads " +
+         std::to_string(g.pads_begin[0]) + "," + std::to_string(g.pads_begin[1]);
 }
 
 inline std::int64_t element_count(const Shape& s) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // MaxPool (OpenVINO MaxPool-1) as a graph op, on packed bits (the OR of each window: BinaryMaxPool) or on
 // f32 (MaxPool). The same attributes drive BinaryConvolution's fused max-pool.
+#include "ops/layer_access.hpp"
 #include "ops/op.hpp"
 #include "ops/pool_attributes.hpp"
 #include "xnorcl/error.hpp"
@@ -24,6 +25,9 @@ class PoolStep final : public DeviceStep {
   }
   std::vector<StageTime> stage_times() const override { return {}; }
   std::size_t weight_bytes() const override { return 0; }
+  std::vector<detail::TuningPoint> tuning_points() const override {
+    return {detail::LayerAccess::tuning_point(layer_)};
+  }
   std::string describe() const override {
     if constexpr (std::is_same_v<Layer, BinaryMaxPool>)
       return "binary_maxpool " + xnorcl::to_string(layer_.output_shape());

@@ -2,6 +2,7 @@
 // ThresholdPack: the launcher of cl_kernels/threshold_pack.cl.
 #include <string>
 
+#include "ops/layer_access.hpp"
 #include "ops/layer_common.hpp"
 #include "xnorcl/layers.hpp"
 
@@ -19,6 +20,7 @@ struct ThresholdPack::Impl {
   std::size_t wg = 1;
   cl::Buffer keys, modes;
   int C = 0, HW = 0, Cw = 0, total = 0;
+  detail::TuningPoint tuning;
 };
 
 ThresholdPack::ThresholdPack(const Runtime& runtime, const Shape& shape,
@@ -42,14 +44,15 @@ ThresholdPack::ThresholdPack(const Runtime& runtime, const Shape& shape,
     keys[c] = detail::float_order_key(r.value);
     modes[c] = static_cast<cl_uint>(r.mode);
   }
-  auto m = std::make_unique<Impl>(
-      Impl{runtime, shape, {}, s->linear_program("threshold_pack.cl").work_group, {}, {}, 0, 0, 0, 0});
+  auto m = std::make_unique<Impl>(Impl{runtime, shape, {}, 1, {}, {}, 0, 0, 0, 0, {}});
+  const detail::RuntimeState::LinearProgram program =
+      detail::tuned_linear_program(*s, "threshold_pack.cl", "threshold_pack " + to_string(shape), m->tuning);
+  m->wg = program.work_group;
   m->C = static_cast<int>(shape[1]);
   m->HW = static_cast<int>(shape[2] * shape[3]);
   m->Cw = static_cast<int>(packed_words_per_pixel(shape[1]));
   m->total = static_cast<int>(packed_word_count(shape));
-  m->kernel =
-      detail::make_kernel(s->linear_program("threshold_pack.cl").program, "threshold_pack", s->device, m->wg);
+  m->kernel = detail::make_kernel(program.program, "threshold_pack", s->device, m->wg);
   detail::cl_call(
       [&] {
         m->keys =
@@ -91,6 +94,10 @@ std::vector<std::uint32_t> ThresholdPack::run(const float* y) {
       *impl_->runtime.state(), y, static_cast<std::size_t>(element_count(impl_->shape)),
       static_cast<std::size_t>(packed_word_count(impl_->shape)),
       [&](const cl::Buffer& in, const cl::Buffer& out) { return enqueue(in, out); }, "ThresholdPack::run");
+}
+
+detail::TuningPoint detail::LayerAccess::tuning_point(const ThresholdPack& layer) {
+  return layer.impl_->tuning;
 }
 
 }  // namespace xnorcl

@@ -122,7 +122,8 @@ Launch simplify(const Dims& x, const Ints& order) {
 class TransposeStep final : public LinearStep {
  public:
   TransposeStep(const Runtime& rt, const NodeView& v, const Ints& order, const Launch& l)
-      : LinearStep(rt, "transpose.cl", description(v, order, l)),
+      : LinearStep(rt, "transpose.cl", description(v, order, l),
+                   l.rank > 1 ? std::optional<std::string>(description(v, order, l)) : std::nullopt),
         l_(l),
         values_(product(v.inputs[0].dims)),
         kernel_(l.rank > 1 ? kernel("transpose_copy") : cl::Kernel()) {}

@@ -236,6 +236,20 @@ std::vector<std::size_t> linear_work_group_sizes() {
   return {64, 32, 16, 8, 4, 2, 1};
 }
 
+std::vector<std::size_t> linear_work_group_candidates(TuneSearch search, std::size_t default_size,
+                                                      std::size_t work_group_cap) {
+  const std::size_t smallest = search == TuneSearch::Fast ? 16 : search == TuneSearch::Normal ? 8 : 1;
+  std::vector<std::size_t> out{default_size};
+  for (std::size_t size : linear_work_group_sizes())
+    if (size >= smallest && size <= work_group_cap && size != default_size) out.push_back(size);
+  return out;
+}
+
+bool is_linear_work_group_size(std::int64_t size) {
+  const std::vector<std::size_t> sizes = linear_work_group_sizes();
+  return size > 0 && std::find(sizes.begin(), sizes.end(), static_cast<std::size_t>(size)) != sizes.end();
+}
+
 std::string linear_build_options(std::size_t work_group_size, int word_bits) {
   std::string options = "-cl-std=CL1.2 -DWG_SIZE=" + std::to_string(work_group_size);
   if (word_bits) options += " -DWORD_BITS=" + std::to_string(word_bits);
@@ -249,12 +263,12 @@ const std::vector<NetworkProgram>& network_programs() {
       {"binary_fc.cl", {"binary_fc"}, true},
       {"convolution.cl", {"convolution", "convolution_1x1"}, false},
       {"group_convolution.cl", {"depthwise_convolution"}, false},
-      {"mat_mul.cl", {"mat_mul"}, true},
+      {"mat_mul.cl", {"mat_mul"}, true, true},
       {"elementwise.cl", {"eltwise_same", "eltwise_broadcast", "eltwise_rows"}, false},
       {"activation.cl", {"activation_f32"}, false},
       {"avg_pool.cl", {"avg_pool_f32", "avg_pool_f32_runs"}, false},
-      {"reduce_mean.cl", {"reduce_mean_f32", "reduce_mean_rows"}, false},
-      {"softmax.cl", {"softmax_f32"}, false},
+      {"reduce_mean.cl", {"reduce_mean_f32", "reduce_mean_rows"}, false, true},
+      {"softmax.cl", {"softmax_f32"}, false, true},
       {"concat.cl", {"concat_copy"}, false},
       {"transpose.cl", {"transpose_copy"}, false},
   };

@@ -86,6 +86,13 @@ std::vector<int> float_conv_column_candidates(TuneSearch search);
 
 // Work-group sizes for the one-dimensional kernels (packing, network layers), largest first.
 std::vector<std::size_t> linear_work_group_sizes();
+// The work-group sizes a search tries for a one-dimensional kernel: `default_size` (the largest the device
+// took at create()) first, then those of linear_work_group_sizes() within `work_group_cap`. Fast tries 64,
+// 32 and 16, normal down to 8, exhaustive every size.
+std::vector<std::size_t> linear_work_group_candidates(TuneSearch search, std::size_t default_size,
+                                                      std::size_t work_group_cap);
+// Whether a tuned work-group size is one of linear_work_group_sizes() (a file may hold anything).
+bool is_linear_work_group_size(std::int64_t size);
 // word_bits 0: a kernel file without packed words (the network layers'); else -DWORD_BITS (im2col_pack.cl).
 std::string linear_build_options(std::size_t work_group_size, int word_bits = 0);
 
@@ -95,6 +102,9 @@ struct NetworkProgram {
   const char* file;
   std::vector<const char*> kernels;
   bool per_variant;  // -DLOCAL_VARIANT=0/1 from the variant in use
+  // Whether work-items of a group add floats together (mat_mul, reduce_mean, softmax): the work-group size
+  // then sets the order of the sums, another size rounds differently, and so it is never tuned.
+  bool sums_across_work_group = false;
 };
 const std::vector<NetworkProgram>& network_programs();
 const NetworkProgram& network_program(const std::string& file);  // Error for a file not in the table

@@ -87,4 +87,13 @@ struct RuntimeState {
   mutable std::mutex program_variants_mutex_;
 };
 
+// The program a step of a one-dimensional network file runs: the runtime's, at the largest work-group size
+// the device took, or the tuning table's size for "work-group <what>" where the device runs that size for
+// the file's kernels (else the default, with a warning). `point` gets what the plan and the tuner need. Only
+// files whose arithmetic is the same at every size are tuned (NetworkProgram::sums_across_work_group).
+RuntimeState::LinearProgram tuned_linear_program(const RuntimeState& state, const std::string& file,
+                                                 const std::string& what, TuningPoint& point);
+// "wg=64": a work-group size as a tuning configuration.
+std::string work_group_config(std::size_t size);
+
 }  // namespace xnorcl::detail

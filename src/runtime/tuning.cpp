@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/file_io.hpp"
+#include "runtime/device_profile.hpp"
 #include "runtime/program_cache.hpp"
 #include "runtime/runtime_state.hpp"
 #include "xnorcl/error.hpp"
@@ -105,6 +106,39 @@ TuningPoint choose_config(const RuntimeState& state, const std::string& shape_cl
     }
   }
   return p;
+}
+
+std::string work_group_config(std::size_t size) {
+  return "wg=" + std::to_string(size);
+}
+
+RuntimeState::LinearProgram tuned_linear_program(const RuntimeState& state, const std::string& file,
+                                                 const std::string& what, TuningPoint& point) {
+  const RuntimeState::LinearProgram& base = state.linear_program(file);
+  const NetworkProgram& program = network_program(file);
+  if (program.sums_across_work_group) throw Error(file + ": its work-group size is not tunable");
+  const std::size_t default_size = base.work_group, cap = state.work_group_cap;
+  const auto accept = [cap](const std::string& config) {
+    const std::optional<int> size = config_value(config, "wg");
+    return size && is_linear_work_group_size(*size) && static_cast<std::size_t>(*size) <= cap;
+  };
+  const auto candidates = [default_size, cap](TuneSearch search) {
+    std::vector<std::string> texts;
+    for (std::size_t size : linear_work_group_candidates(search, default_size, cap))
+      texts.push_back(work_group_config(size));
+    return texts;
+  };
+  point = choose_config(state, "work-group " + what, work_group_config(default_size), accept, candidates);
+  const auto size = static_cast<std::size_t>(*config_value(point.config, "wg"));
+  if (size == default_size) return base;
+  if (const auto tuned = state.program_variant(file, network_build_options(program, state.variant, size),
+                                               program.kernels, size))
+    return *tuned;
+  warn(state, "the tuned configuration '" + point.config + "' of " + point.shape_class +
+                  " is refused by a kernel of " + file + " on this device; using the default");
+  point.config = point.default_config;
+  point.tuned = false;
+  return base;
 }
 
 std::string tuning_key(const RuntimeState& state) {

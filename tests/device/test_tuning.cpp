@@ -169,10 +169,102 @@ void float_convolution_candidates(Variant variant) {
     REQUIRE(compare_tensors(Model(rt, g).run(inputs).at(g.outputs[0]), want, false, 1e-5).empty());
     ran += candidates_match_default(rt, g, inputs, TuneSearch::Exhaustive);
   }
-  CHECK(ran == 48);  // two column counts per convolution
+  // Two column counts at each work-group size per convolution.
+  const detail::RuntimeState& s = *rt.state();
+  const std::size_t sizes =
+      detail::linear_work_group_candidates(TuneSearch::Exhaustive,
+                                           s.linear_program("convolution.cl").work_group, s.work_group_cap)
+          .size();
+  CHECK(sizes == 7);
+  CHECK(ran == 24 * 2 * sizes);
 }
 XNORCL_VARIANT_TEST("tuning: every float convolution candidate computes the default's values", "[tuning]",
                     float_convolution_candidates)
+
+// Every op whose work-group size is tuned, on random shapes (odd channel counts, rows of pool runs and
+// narrower, batch > 1): elementwise, activation, max and average pools over floats, packing, the binary
+// max-pool and fully connected layer, concat, transpose and the depthwise convolution.
+Graph work_group_ops(std::mt19937& rng) {
+  const auto between = [&](int lo, int hi) {
+    return std::int64_t{std::uniform_int_distribution<int>(lo, hi)(rng)};
+  };
+  const std::int64_t N = between(1, 2), C = 2 * between(0, 20) + 1, H = between(3, 12),
+                     W = between(0, 1) ? between(3, 15) : between(32, 60), O = between(1, 40);
+  using V = std::vector<std::int64_t>;
+  Graph g;
+  g.inputs = {{"x", {N, C, H, W}}};
+  g.constants["shift"] = random_floats({1, C, 1, 1}, rng, -0.5f, 0.5f);
+  g.constants["slope"] = random_floats({C}, rng, 0, 0.5f);
+  g.constants["dw"] = random_floats({C, 1, 1, 3, 3}, rng, -1, 1);
+  g.constants["fc"] = random_bits({O, C * H * W}, rng);
+  std::string a = add_node(g, "shifted", "Add", {"x", "shift"});
+  a = add_node(g, "prelu", "PRelu", {a, "slope"});
+  const V one{1, 1}, two{2, 2};
+  const std::string stride = between(0, 1) ? "1" : "2";
+  const V s{std::stoll(stride), std::stoll(stride)};
+  const std::string max =
+      add_node(g, "max", "MaxPool", {a},
+               {{"kernel", V{3, 3}}, {"strides", s}, {"pads_begin", one}, {"pads_end", one}});
+  const std::string avg = add_node(g, "avg", "AvgPool", {a},
+                                   {{"kernel", two},
+                                    {"strides", two},
+                                    {"rounding_type", std::string("ceil")},
+                                    {"exclude-pad", std::string("true")}});
+  const std::string cat = add_node(g, "cat", "Concat", {a, "x"}, {{"axis", std::int64_t{1}}});
+  const std::string nhwc = add_node(g, "nhwc", "Transpose", {a}, {{"order", V{0, 2, 3, 1}}});
+  const std::string dw =
+      add_node(g, "dw", "GroupConvolution", {a, "dw"},
+               {{"strides", s}, {"dilations", one}, {"pads_begin", one}, {"pads_end", one}});
+  std::vector<float> t(static_cast<std::size_t>(C));
+  for (float& v : t) v = std::uniform_real_distribution<float>(-0.5f, 0.5f)(rng);
+  const std::string bits = add_sign(g, "sign", "x", t);
+  const std::string bits_max = add_node(g, "bits_max", "MaxPool", {bits},
+                                        {{"kernel", two},
+                                         {"strides", two},
+                                         {"pads_begin", V{0, 0}},
+                                         {"pads_end", V{0, 0}},
+                                         {"rounding_type", std::string("ceil")}});
+  const std::string fc = add_node(g, "fc", "BinaryFullyConnected", {bits, "fc"});
+  g.outputs = {max, avg, cat, nhwc, dw, bits, bits_max, fc};
+  return g;
+}
+
+void work_group_candidates(Variant variant) {
+  Runtime rt = runtime_with(variant, TuningMode::Ignore, "");
+  std::mt19937 rng(41);
+  std::set<std::string> kernels;
+  std::size_t ran = 0;
+  for (int i = 0; i < 6; ++i) {
+    const Graph g = work_group_ops(rng);
+    INFO("input " << to_string(g.inputs[0].dims));
+    const std::map<std::string, Tensor> inputs{{"x", random_input(g.inputs[0].dims, rng)}};
+    // The default against the host reference (bitwise but for the averages and the convolution's sums),
+    // then every candidate bitwise against the default.
+    const Model model(rt, g);
+    const auto got = Model(rt, g).run(inputs);
+    const auto want = reference_graph(g, inputs);
+    for (const std::string& name : g.outputs) {
+      INFO(name << "\n" << model.plan().to_string());
+      const bool exact = name.rfind("avg", 0) != 0 && name.rfind("dw", 0) != 0;
+      REQUIRE(compare_tensors(got.at(name), want.at(name), exact, 1e-5).empty());
+    }
+    for (const auto& step : detail::ModelAccess::tuning_points(model))
+      for (const detail::TuningPoint& p : step)
+        if (p.shape_class.rfind("work-group ", 0) == 0)
+          kernels.insert(p.shape_class.substr(11, p.shape_class.find(' ', 11) - 11));
+    ran += candidates_match_default(rt, g, inputs, TuneSearch::Exhaustive);
+  }
+  std::string list;
+  for (const std::string& k : kernels) list += " " + k;
+  INFO("work-group tuned kernels:" << list);
+  for (const char* k : {"Add", "activation_f32", "avg_pool_f32", "concat_copy", "transpose_copy",
+                        "depthwise_convolution", "threshold_pack", "binary_maxpool", "binary_fc"})
+    CHECK(kernels.count(k) == 1);
+  CHECK(kernels.count(variant == Variant::Global ? "maxpool_f32_runs" : "maxpool_f32") == 1);
+  CHECK(ran > 6 * 9 * 7);
+}
+XNORCL_VARIANT_TEST("tuning: every work-group size of the one-dimensional ops computes the default's values",
+                    "[tuning]", work_group_candidates)
 
 ModelOptions small_network() {
   ModelOptions o;

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -140,6 +141,82 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
   return failures;
 }
 
+// Every op whose work-group size is tuned (elementwise, activation, max and average pools over floats,
+// packing, the binary max-pool and fully connected layer, concat, transpose, depthwise convolution), run at
+// each size the exhaustive search tries, all classes at once through the tuning table; each run bitwise
+// equal to the default sizes' run.
+int work_group_sizes(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
+  using Ints = std::vector<std::int64_t>;
+  const std::int64_t C = 5, H = 4, W = 34;
+  const auto floats = [&](std::size_t n, int range) {
+    std::vector<float> v(n);
+    for (float& f : v) f = static_cast<float>(rng.uniform(-range, range)) * 0.125f;
+    return v;
+  };
+  Graph g;
+  g.inputs = {{"x", {2, C, H, W}}};
+  g.constants["shift"] = Constant::f32({1, C, 1, 1}, floats(C, 4));
+  g.constants["slope"] = Constant::f32({C}, floats(C, 4));
+  g.constants["dw"] = Constant::f32({C, 1, 1, 3, 3}, floats(C * 9, 8));
+  g.constants["t"] = Constant::f32({1, C, 1, 1}, floats(C, 2));
+  g.constants["lo"] = Constant::f32({1}, {-1.0f});
+  g.constants["hi"] = Constant::f32({1}, {1.0f});
+  std::vector<std::uint8_t> fc((7 * C * H * W + 7) / 8);
+  for (auto& b : fc) b = static_cast<std::uint8_t>(rng.uniform(0, 255));
+  g.constants["fc.w"] = Constant::u1({7, C * H * W}, fc);
+  const Ints one{1, 1}, two{2, 2}, none{0, 0};
+  const auto node = [&](const std::string& name, const std::string& op, std::vector<std::string> in,
+                        Attributes a = {}) {
+    g.nodes.push_back(Node{name, op, std::move(in), {name}, std::move(a)});
+  };
+  node("shifted", "Add", {"x", "shift"});
+  node("a", "PRelu", {"shifted", "slope"});
+  node("max", "MaxPool", {"a"},
+       {{"kernel", Ints{3, 3}}, {"strides", one}, {"pads_begin", one}, {"pads_end", one}});
+  node("avg", "AvgPool", {"a"}, {{"kernel", two}, {"strides", two}, {"exclude-pad", std::string("true")}});
+  node("cat", "Concat", {"a", "x"}, {{"axis", std::int64_t{1}}});
+  node("nhwc", "Transpose", {"a"}, {{"order", Ints{0, 2, 3, 1}}});
+  node("depthwise", "GroupConvolution", {"a", "dw"},
+       {{"strides", one}, {"dilations", one}, {"pads_begin", one}, {"pads_end", one}});
+  node("bits", "FakeQuantize", {"x", "t", "t", "lo", "hi"}, {{"levels", std::int64_t{2}}});
+  node("bits_max", "MaxPool", {"bits"},
+       {{"kernel", two}, {"strides", two}, {"pads_begin", none}, {"pads_end", none}});
+  node("fc", "BinaryFullyConnected", {"bits", "fc.w"});
+  g.outputs = {"max", "avg", "cat", "nhwc", "depthwise", "bits", "bits_max", "fc", "x"};
+  Tensor x;
+  x.dims = {2, C, H, W};
+  x.values = floats(static_cast<std::size_t>(2 * C * H * W), 16);
+  kept.models.push_back(std::make_unique<Model>(rt, g));
+  const Model& base = *kept.models.back();
+  const std::map<std::string, Tensor> want = kept.models.back()->run({{"x", x}});
+  std::vector<std::string> classes;
+  for (const auto& step : detail::ModelAccess::tuning_points(base))
+    for (const detail::TuningPoint& p : step)
+      if (p.shape_class.rfind("work-group ", 0) == 0) classes.push_back(p.shape_class);
+  int failures = classes.size() == 10 ? 0 : 1;
+  if (failures) std::cout << "FAILED: " << classes.size() << " work-group classes, not 10\n";
+  const detail::RuntimeState& s = *rt.state();
+  for (std::size_t size :
+       detail::linear_work_group_candidates(TuneSearch::Exhaustive, 64, s.work_group_cap)) {
+    for (const std::string& c : classes) s.tuning.set(c, detail::work_group_config(size));
+    kept.models.push_back(std::make_unique<Model>(rt, g));
+    const std::map<std::string, Tensor> got = kept.models.back()->run({{"x", x}});
+    for (const std::string& c : classes) s.tuning.erase(c);
+    bool ok = true;
+    for (const auto& [name, t] : want)
+      ok = ok && t.words == got.at(name).words && t.values.size() == got.at(name).values.size() &&
+           std::memcmp(t.values.data(), got.at(name).values.data(), t.values.size() * sizeof(float)) == 0;
+    std::size_t tuned = 0;
+    for (const GraphPlan::Step& step : kept.models.back()->plan().steps)
+      tuned += step.tuning.find("tuned " + detail::work_group_config(size)) != std::string::npos;
+    ok = ok && tuned == classes.size();
+    std::cout << to_string(variant) << ": one-dimensional ops at work-groups of " << size << " (" << tuned
+              << " steps tuned) " << (ok ? "bitwise equal to the default" : "FAILED") << "\n";
+    failures += ok ? 0 : 1;
+  }
+  return failures;
+}
+
 int run(Variant variant, Kept& kept) {
   RuntimeOptions o;
   o.cache_dir = "off";
@@ -197,6 +274,7 @@ int run(Variant variant, Kept& kept) {
   }
 
   failures += one_node_graphs(kept, rt, rng, variant);
+  failures += work_group_sizes(kept, rt, rng, variant);
 
   // Packed output of a fully-connected layer (its ThresholdPack after binary_fc).
   const Shape in{2, 33, 3, 2};
