@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The graph file format (.xnn version 2, docs/graph_format.md): serialize_graph, parse_graph, save_graph,
-// load_graph. Every count is checked against the bytes left before anything is allocated, so a malformed
-// file costs at most a small multiple of its own size.
+// load_graph from a file or from memory. Every count is checked against the bytes left before anything is
+// allocated, so a malformed file costs at most a small multiple of its own size.
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -10,6 +10,7 @@
 
 #include "core/file_io.hpp"
 #include "graph/byte_reader.hpp"
+#include "graph/file_bytes.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/graph.hpp"
 #include "xnorcl/graph_file.hpp"
@@ -194,14 +195,15 @@ std::string serialize_graph(const Graph& graph) {
   return w.bytes;
 }
 
-Graph parse_graph(const std::string& bytes) {
+Graph detail::parse_graph_bytes(std::string_view bytes) {
   Reader r(bytes);
   char magic[8];
   r.raw(magic, 8, "the magic");
   if (std::memcmp(magic, kMagic, 8) != 0)
     r.fail_at(0, "not an xnorcl network file (the magic is not XNORNET1)");
   const std::uint32_t version = r.get<std::uint32_t>("the version");
-  if (version == 1) return network_graph(parse_network(bytes));  // a layer chain, as the graph it computes
+  if (version == 1)
+    return network_graph(parse_network_bytes(bytes));  // a layer chain, as the graph it computes
   if (version != kVersion) r.fail_at(8, "version " + std::to_string(version) + " is not 1 or 2");
   Graph g;
   g.inputs.resize(r.count("the input count", 8));
@@ -241,15 +243,40 @@ void save_graph(const Graph& graph, const std::string& path) {
   detail::write_file_atomically(path, bytes);
 }
 
-Graph load_graph(const std::string& path) {
-  const std::string bytes = detail::read_regular_file(path, kMaxFileBytes);
+namespace {
+
+// Both loaders end here, so that a file and the same bytes in memory are accepted and refused alike; `source`
+// (the path, or "model bytes") starts every refusal.
+Graph load_graph_bytes(std::string_view bytes, const std::string& source) {
   try {
-    Graph g = parse_graph(bytes);
+    if (bytes.empty()) throw InvalidArgument("empty (0 bytes): an .xnn model starts with the magic XNORNET1");
+    if (std::uint64_t(bytes.size()) > kMaxFileBytes)
+      throw InvalidArgument(std::to_string(bytes.size()) + " bytes, more than the " +
+                            std::to_string(kMaxFileBytes) + " a model may hold");
+    Graph g = detail::parse_graph_bytes(bytes);
     g.validate();
     return g;
   } catch (const InvalidArgument& e) {
-    throw InvalidArgument(path + ": " + e.what());
+    throw InvalidArgument(source + ": " + e.what());
   }
+}
+
+}  // namespace
+
+Graph parse_graph(const std::string& bytes) {
+  return detail::parse_graph_bytes(bytes);
+}
+
+Graph load_graph(const std::string& path) {
+  // The limit is checked before the file is read; load_graph_bytes checks it again for buffers.
+  return load_graph_bytes(detail::read_regular_file(path, kMaxFileBytes), path);
+}
+
+Graph load_graph(const void* data, std::size_t size) {
+  // Refused here, not in load_graph_bytes: a string_view of a null pointer and a size is undefined.
+  if (data == nullptr && size != 0)
+    throw InvalidArgument("model bytes: no data (a null pointer) for " + std::to_string(size) + " bytes");
+  return load_graph_bytes(std::string_view(static_cast<const char*>(data), size), "model bytes");
 }
 
 int network_file_version(const std::string& path) {

@@ -7,6 +7,7 @@
 
 #include "core/file_io.hpp"
 #include "graph/byte_reader.hpp"
+#include "graph/file_bytes.hpp"
 #include "ops/layer_common.hpp"
 #include "xnorcl/error.hpp"
 #include "xnorcl/network.hpp"
@@ -141,7 +142,7 @@ std::string serialize_network(const NetworkSpec& spec) {
   return w.bytes;
 }
 
-NetworkSpec parse_network(const std::string& bytes) {
+NetworkSpec detail::parse_network_bytes(std::string_view bytes) {
   Reader r(bytes);
   r.need(sizeof kMagic, "the magic");
   if (bytes.compare(0, sizeof kMagic, kMagic, sizeof kMagic) != 0)
@@ -196,6 +197,10 @@ NetworkSpec parse_network(const std::string& bytes) {
   }
   if (!r.done()) r.fail(std::to_string(r.left()) + " trailing bytes after the last layer");
   return spec;
+}
+
+NetworkSpec parse_network(const std::string& bytes) {
+  return detail::parse_network_bytes(bytes);
 }
 
 void save_network(const NetworkSpec& spec, const std::string& path) {
