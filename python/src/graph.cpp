@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// xnorcl._Graph: a graph file (.xnn version 2) on a runtime, as xnorcl.Model needs it: inputs and outputs
-// by name, a run over dicts of arrays, the plan and the stage times. Float32 tensors cross as float32
-// arrays of their dims; packed bits as uint32 words [N, H, W, ceil(C/32)].
+// xnorcl._Graph: an .xnn model (a file, or its bytes in memory) on a runtime, as xnorcl.Model needs it:
+// inputs and outputs by name, a run over dicts of arrays, the plan and the stage times. Float32 tensors cross
+// as float32 arrays of their dims; packed bits as uint32 words [N, H, W, ceil(C/32)].
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -19,9 +19,30 @@ struct LoadedGraph {
   std::mutex mutex;  // one run at a time, as for layers
 };
 
-void load(LoadedGraph* self, const std::string& path, const Runtime& runtime) {
+// A str is a path; anything else with a C-contiguous buffer (bytes, bytearray, memoryview) is the model's
+// bytes, parsed in place. The buffer stays exported until the parse is done, so a bytearray cannot be resized
+// under it while the GIL is released.
+void load(LoadedGraph* self, nb::handle source, const Runtime& runtime) {
+  if (PyUnicode_Check(source.ptr())) {
+    const std::string path = nb::cast<std::string>(source);
+    nb::gil_scoped_release release;
+    Graph graph = load_graph(path);
+    new (self) LoadedGraph{runtime, Model(runtime, std::move(graph)), {}};
+    return;
+  }
+  if (!PyObject_CheckBuffer(source.ptr())) {
+    throw nb::type_error(("a model is a path (str) or its bytes (bytes, bytearray or memoryview), not " +
+                          nb::cast<std::string>(nb::str(source.type().attr("__name__"))))
+                             .c_str());
+  }
+  Py_buffer view;
+  if (PyObject_GetBuffer(source.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) throw nb::python_error();
+  struct Exported {
+    Py_buffer* view;
+    ~Exported() { PyBuffer_Release(view); }
+  } exported{&view};
   nb::gil_scoped_release release;
-  Graph graph = load_graph(path);
+  Graph graph = load_graph(view.buf, static_cast<std::size_t>(view.len));
   new (self) LoadedGraph{runtime, Model(runtime, std::move(graph)), {}};
 }
 
@@ -194,8 +215,9 @@ nb::list stage_times(LoadedGraph& self) {
 }  // namespace
 
 void bind_graph(nb::module_& m) {
-  nb::class_<LoadedGraph>(m, "_Graph", "A graph file (.xnn version 2) on a runtime (use xnorcl.load).")
-      .def("__init__", &load, nb::arg("path"), nb::arg("runtime"))
+  nb::class_<LoadedGraph>(m, "_Graph",
+                          "An .xnn model, from a path or its bytes, on a runtime (use xnorcl.load).")
+      .def("__init__", &load, nb::arg("source"), nb::arg("runtime"))
       .def_prop_ro("inputs", [](const LoadedGraph& g) { return infos(g, false); })
       .def_prop_ro("outputs", [](const LoadedGraph& g) { return infos(g, true); })
       .def("run", &run, nb::arg("inputs"))

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Models loaded from .xnn files: the one place that knows what a model runs on underneath.
+"""Models loaded from .xnn files or their bytes: the one place that knows what a model runs on underneath.
 
 An .xnn file holds a graph (version 2: named inputs and outputs, any ops) or a chain of binary layers (version 1:
 one float32 NCHW input named "input", one output named "output"). Both run through xnorcl's one graph
 executor (a layer chain loads as the graph that computes it, bit for bit), whole on the device, with no host
-round-trip between nodes.
+round-trip between nodes. A model's bytes in memory (read from an archive, an app's assets or the network)
+load exactly as the same bytes in a file.
 """
 
 from __future__ import annotations
@@ -17,12 +18,20 @@ import numpy as np
 
 from ._xnorcl import InvalidArgument, Runtime, _Graph, network_file_version
 
+#: What Model and load take: a path to an .xnn file, or the file's bytes.
+ModelSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+
 
 class Model:
-    """A network loaded from an .xnn file onto a runtime's device (see xnorcl.load)."""
+    """A network loaded onto a runtime's device from an .xnn file or its bytes (see xnorcl.load)."""
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"], runtime: Optional[Runtime] = None) -> None:
-        path = _checked_path(path)
+    def __init__(self, source: ModelSource, runtime: Optional[Runtime] = None) -> None:
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            data = _checked_bytes(source)
+            self._runtime = runtime if runtime is not None else Runtime()
+            self._graph = _Graph(data, self._runtime)
+            return
+        path = _checked_path(source)
         self._runtime = runtime if runtime is not None else Runtime()
         network_file_version(path)  # a file that is no .xnn is refused naming the offset
         self._graph = _Graph(path, self._runtime)
@@ -99,7 +108,7 @@ class Model:
 
 
 def tune(
-    model: Union[Model, str, "os.PathLike[str]"],
+    model: Union[Model, ModelSource],
     runtime: Optional[Runtime] = None,
     *,
     mode: str = "fast",
@@ -113,9 +122,9 @@ def tune(
     "normal" or "exhaustive") are timed inside whole runs, `repetitions` times each (0: 5, 9 or 15 by mode); the
     fastest is kept, the default unless another beats it beyond noise. Every candidate computes the same bits.
     With store=True the results go to the runtime's tuning file (Runtime.tuning_file), which later runtimes on
-    this device read. A Model given is rebuilt to run the kept configurations; a path is loaded on `runtime`
-    (default: Runtime()). progress(done, total, what) is called after each round. Ctrl-C stops between rounds:
-    what was measured is kept and stored, then KeyboardInterrupt is raised.
+    this device read. A Model given is rebuilt to run the kept configurations; a path or a model's bytes is
+    loaded on `runtime` (default: Runtime()). progress(done, total, what) is called after each round. Ctrl-C
+    stops between rounds: what was measured is kept and stored, then KeyboardInterrupt is raised.
 
     The report: "classes" (per shape class: "shape_class", "steps", "default_config", "best_config",
     "default_ms", "best_ms", "candidates"), "stopped", "file" (the tuning file written, or ""), "seconds",
@@ -132,16 +141,27 @@ def tune(
     return model._graph.tune(mode, repetitions, progress, bool(store))
 
 
+def _checked_bytes(data: Union[bytes, bytearray, memoryview]) -> Union[bytes, bytearray, memoryview]:
+    """A model's bytes as they are (parsed in place, never copied), refused before any device work when a
+    memoryview does not hold them in one piece."""
+    if isinstance(data, memoryview) and not data.c_contiguous:
+        raise InvalidArgument(
+            "model bytes: the memoryview is not C-contiguous; pass bytes(view) or a contiguous view"
+        )
+    return data
+
+
 def _checked_path(path: Union[str, "os.PathLike[str]"]) -> str:
     """The path as a str, refused before any device work when it cannot name a model file."""
     try:
         text = os.fspath(path)
     except TypeError:
-        raise InvalidArgument(
-            f"the model path must be a str or os.PathLike, not {type(path).__name__}"
+        raise TypeError(
+            "a model is a path (str or os.PathLike) or its bytes (bytes, bytearray or memoryview), "
+            f"not {type(path).__name__}"
         ) from None
     if isinstance(text, bytes):
-        raise InvalidArgument("the model path must be a str, not bytes")
+        raise TypeError(f"a model path must be a str, not bytes (from {type(path).__name__}.__fspath__)")
     if "\0" in text:
         raise InvalidArgument(
             f"the model path {text.split(chr(0))[0]!r}... holds a NUL character at offset {text.index(chr(0))}"
@@ -168,7 +188,11 @@ def _packed_words_shape(dims: Tuple[int, ...]) -> Tuple[int, ...]:
     return (n, h, w, (c + 31) // 32)
 
 
-def load(path: Union[str, "os.PathLike[str]"], runtime: Optional[Runtime] = None) -> Model:
-    """Loads an .xnn file onto runtime's device (a new Runtime() when None: the environment, then defaults).
-    A missing file raises FileNotFoundError; a malformed one InvalidArgument naming the offset."""
-    return Model(path, runtime)
+def load(source: ModelSource, runtime: Optional[Runtime] = None) -> Model:
+    """Loads an .xnn model onto runtime's device (a new Runtime() when None: the environment, then defaults).
+
+    source is a path (str or os.PathLike) or the model's bytes (bytes, bytearray or a C-contiguous
+    memoryview), such as a file read from an archive or an app's assets: the bytes load exactly as the same
+    file would, read in place. A missing file raises FileNotFoundError; malformed contents InvalidArgument
+    naming the offset (after the path, or after "model bytes"); any other type TypeError."""
+    return Model(source, runtime)

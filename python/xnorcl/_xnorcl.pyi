@@ -207,7 +207,9 @@ def _check_graph_file(path: str) -> Dict[str, Tuple[List[int], str]]:
     """Loads and validates a graph file without a device: every tensor's (dims, "f32" or "bits")."""
 
 class _Graph:
-    def __init__(self, path: str, runtime: Runtime) -> None: ...
+    def __init__(self, source: Union[str, bytes, bytearray, memoryview], runtime: Runtime) -> None:
+        """An .xnn model on a runtime: a str is a path; a C-contiguous buffer is the model's bytes, parsed in
+        place. Any other type raises TypeError."""
     @property
     def inputs(self) -> List[Tuple[str, Tuple[int, ...]]]: ...
     @property

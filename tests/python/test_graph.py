@@ -88,6 +88,6 @@ def test_load_refuses_paths_that_name_no_model(runtime, model_path, tmp_path):
     # Before, the C library stopped at the NUL and loaded the file named by what came before it.
     with pytest.raises(xnorcl.InvalidArgument, match="holds a NUL character at offset"):
         xnorcl.load(str(model_path) + "\0.txt", runtime=runtime)
-    with pytest.raises(xnorcl.InvalidArgument, match="must be a str or os.PathLike, not int"):
+    with pytest.raises(TypeError, match=r"a path \(str or os.PathLike\) or its bytes .*, not int"):
         xnorcl.load(3, runtime=runtime)
     assert xnorcl.load(model_path, runtime=runtime).inputs[0][0] == "input"  # a pathlib.Path is fine
