@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Puts "SPDX-License-Identifier: Apache-2.0" near the top of every source file that lacks it: C++ and OpenCL
-# C (//), CMake, shell and Python (#), after a #! line where there is one. Idempotent, so it can be
+# C and Java (//), CMake, shell and Python (#), after a #! line where there is one. Idempotent, so it can be
 # run again after merges.
 #
 #   tools/spdx_headers.sh           add the line where it is missing
@@ -18,7 +18,7 @@ fi
 
 # Tracked files only: build trees and generated files are not the project's sources.
 mapfile -t files < <(git ls-files -- '*.cpp' '*.hpp' '*.h' '*.cl' '*.cmake' '*.cmake.in' '*.hpp.in' \
-  'CMakeLists.txt' '*.sh' '.ci/run' '*.py')
+  'CMakeLists.txt' '*.sh' '.ci/run' '*.py' '*.java')
 
 missing=0
 for f in "${files[@]}"; do
@@ -30,7 +30,7 @@ for f in "${files[@]}"; do
     continue
   fi
   case "$f" in
-    *.cpp | *.hpp | *.h | *.cl | *.hpp.in) line="// $tag" ;;
+    *.cpp | *.hpp | *.h | *.cl | *.hpp.in | *.java) line="// $tag" ;;
     *) line="# $tag" ;;
   esac
   if head -n 1 "$f" | grep -q '^#!'; then
