@@ -11,6 +11,7 @@
 //            BinaryConvolution, MaxPool and BinaryFullyConnected read them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -28,8 +29,9 @@ namespace xnorcl {
 using Dims = std::vector<std::int64_t>;
 std::string to_string(const Dims& dims);  // "[1, 64, 56, 56]"
 
-enum class ElementType : std::uint8_t { Float32, Bits };
-std::string to_string(ElementType type);  // "f32", "bits"
+// UInt8: interleaved image bytes, only as a graph input read by ImageToTensor (with_image_input below).
+enum class ElementType : std::uint8_t { Float32, Bits, UInt8 };
+std::string to_string(ElementType type);  // "f32", "bits", "u8"
 
 struct TensorInfo {
   Dims dims;
@@ -43,6 +45,7 @@ struct Tensor {
   ElementType type = ElementType::Float32;
   std::vector<float> values;         // Float32: product(dims) values
   std::vector<std::uint32_t> words;  // Bits: packed_word_count(shape) words
+  std::vector<std::uint8_t> bytes;   // UInt8: product(dims) bytes
   std::int64_t element_count() const;
   double ones_fraction() const;  // Bits: set bits / element_count() (how well a threshold cuts its input)
 };
@@ -74,7 +77,8 @@ struct Node {
 
 struct GraphInput {
   std::string name;
-  Dims dims;  // Float32
+  Dims dims;
+  ElementType type = ElementType::Float32;  // or UInt8: an image's bytes [N, H, W, 3 or 4]
 };
 
 class Graph {
@@ -93,6 +97,23 @@ class Graph {
 
   static std::vector<std::string> supported_ops();
 };
+
+// Camera frames in: how the bytes of an interleaved uint8 image become a model's float input.
+enum class PixelFormat { RGB, RGBA, BGR, BGRA };  // the bytes of one pixel; RGBA's and BGRA's 4th is dropped
+enum class ChannelOrder { RGB, BGR };             // the model's channels
+struct ImageInput {
+  PixelFormat format = PixelFormat::RGBA;
+  ChannelOrder order = ChannelOrder::RGB;
+  std::array<float, 3> mean{0.0f, 0.0f, 0.0f};   // per model channel, subtracted from the byte value
+  std::array<float, 3> scale{1.0f, 1.0f, 1.0f};  // per model channel, multiplied after the subtraction
+};
+// `graph` with its Float32 input `input` [N, 3, H, W] taken as an image instead: the input keeps its name
+// and becomes UInt8 [N, H, W, 3 or 4] (NHWC, as cameras and bitmaps hold pixels), and an ImageToTensor node
+// converts it on the device, value = (byte - mean[c]) * scale[c] in the model's channel order. No resizing:
+// frames must have the model's height and width. Throws InvalidArgument for an unknown input, one that is
+// not Float32 [N, 3, H, W], or a mean or scale that is not finite. The same conversion can be written into a
+// graph as an ImageToTensor node (docs/graph.md), and saved with it.
+Graph with_image_input(Graph graph, const std::string& input, const ImageInput& image);
 
 // The host reference: every tensor of the graph (inputs, constants excluded, every node output) computed
 // on the host. Binary ops count exactly as the device does (bitwise equal); float ops accumulate in double
@@ -139,10 +160,12 @@ class Model {
 
   const Graph& graph() const;
   std::vector<std::pair<std::string, Dims>> input_dims() const;
+  std::vector<std::pair<std::string, TensorInfo>> input_infos() const;  // with each input's type
   std::vector<std::pair<std::string, TensorInfo>> output_infos() const;
   const GraphPlan& plan() const;
 
-  // Host in, host out: one Float32 tensor per graph input (by name); returns every graph output by name.
+  // Host in, host out: one tensor per graph input (by name; Float32, or UInt8 bytes for an image input);
+  // returns every graph output by name.
   // Refused before any device work: a missing or unknown input name, dims or type other than declared.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
   // Every tensor the device computed (fused intermediates excluded), read back after one run: for tests.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <set>
 
 #include "graph/node_views.hpp"
@@ -20,7 +21,7 @@ std::string to_string(const Dims& dims) {
 }
 
 std::string to_string(ElementType type) {
-  return type == ElementType::Bits ? "bits" : "f32";
+  return type == ElementType::Bits ? "bits" : type == ElementType::UInt8 ? "u8" : "f32";
 }
 
 std::int64_t Tensor::element_count() const {
@@ -155,7 +156,12 @@ GraphIndex index_graph(const Graph& graph) {
     check_dims(in.dims, "graph input '" + in.name + "'");
     if (!index.producer.emplace(in.name, -1).second)
       throw InvalidArgument("graph input '" + in.name + "' is declared twice");
-    index.infos[in.name] = {in.dims, ElementType::Float32};
+    if (in.type == ElementType::Bits)
+      throw InvalidArgument("graph input '" + in.name + "' is bits; graph inputs are f32, or u8 images");
+    if (in.type == ElementType::UInt8 && in.dims.size() != 4)
+      throw InvalidArgument("graph input '" + in.name + "' is a u8 image of dims " + to_string(in.dims) +
+                            "; images are [N, H, W, 3 or 4]");
+    index.infos[in.name] = {in.dims, in.type};
   }
   for (const auto& [name, c] : graph.constants) {
     check_name(name, "a constant");
@@ -249,6 +255,12 @@ ops::NodeView view_of(const Graph& graph, const Node& node, const std::map<std::
 // The op's shape inference; a refusal that does not name the node yet (the layer classes' own checks, shared
 // with their direct users, start with "BinaryConvolution: ...") gets the node's name in front.
 std::vector<TensorInfo> infer_naming_the_node(const ops::NodeView& v) {
+  // Image bytes are read by ImageToTensor alone: the other ops size their buffers as floats or words.
+  if (v.node->op != "ImageToTensor")
+    for (std::size_t i = 0; i < v.inputs.size(); ++i)
+      if (v.inputs[i].type == ElementType::UInt8)
+        throw InvalidArgument(v.where() + ": input " + std::to_string(i) + " ('" + v.node->inputs[i] +
+                              "') is a u8 image; only ImageToTensor reads images (see with_image_input)");
   try {
     return ops::find_op(v.node->op)->infer(v);
   } catch (const InvalidArgument& e) {
@@ -306,17 +318,59 @@ void check_graph_inputs(const Graph& graph, const std::map<std::string, Tensor>&
     const auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(),
                                  [&](const GraphInput& in) { return in.name == name; });
     if (it == graph.inputs.end()) throw InvalidArgument("'" + name + "' is no input of the graph");
-    if (t.type != ElementType::Float32 || t.dims != it->dims ||
-        static_cast<std::int64_t>(t.values.size()) != ops::product(it->dims))
-      throw InvalidArgument("graph input '" + name + "' must be f32 " + to_string(it->dims) + " (" +
-                            std::to_string(ops::product(it->dims)) + " values); it is " + to_string(t.type) +
-                            " " + to_string(t.dims) + " with " + std::to_string(t.values.size()) + " values");
+    const bool image = it->type == ElementType::UInt8;
+    const std::size_t count = image ? t.bytes.size() : t.values.size();
+    if (t.type != it->type || t.dims != it->dims ||
+        static_cast<std::int64_t>(count) != ops::product(it->dims))
+      throw InvalidArgument("graph input '" + name + "' must be " + to_string(it->type) + " " +
+                            to_string(it->dims) + " (" + std::to_string(ops::product(it->dims)) +
+                            (image ? " bytes" : " values") + "); it is " + to_string(t.type) + " " +
+                            to_string(t.dims) + " with " + std::to_string(count) +
+                            (image ? " bytes" : " values"));
   }
   for (const GraphInput& in : graph.inputs)
     if (!inputs.count(in.name)) throw InvalidArgument("graph input '" + in.name + "' is not given");
 }
 
 }  // namespace detail
+
+Graph with_image_input(Graph graph, const std::string& input, const ImageInput& image) {
+  const auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(),
+                               [&](const GraphInput& in) { return in.name == input; });
+  if (it == graph.inputs.end()) throw InvalidArgument("with_image_input: '" + input + "' is no graph input");
+  const Dims d = it->dims;
+  if (it->type != ElementType::Float32 || d.size() != 4 || d[1] != 3)
+    throw InvalidArgument("with_image_input: graph input '" + input + "' is " + to_string(it->type) + " " +
+                          to_string(d) + "; an image becomes f32 [N, 3, H, W]");
+  for (std::size_t c = 0; c < 3; ++c)
+    if (!std::isfinite(image.mean[c]) || !std::isfinite(image.scale[c]))
+      throw InvalidArgument("with_image_input: mean[" + std::to_string(c) +
+                            "] = " + std::to_string(image.mean[c]) + ", scale[" + std::to_string(c) +
+                            "] = " + std::to_string(image.scale[c]) + "; both must be finite");
+  // The converted tensor takes a name no tensor or node has yet; every reader of the input reads it instead.
+  std::set<std::string> taken;
+  for (const GraphInput& in : graph.inputs) taken.insert(in.name);
+  for (const auto& entry : graph.constants) taken.insert(entry.first);
+  for (const Node& n : graph.nodes) {
+    taken.insert(n.name);
+    taken.insert(n.outputs.begin(), n.outputs.end());
+  }
+  std::string converted = input + "/image";
+  for (int k = 2; taken.count(converted); ++k) converted = input + "/image" + std::to_string(k);
+  for (Node& n : graph.nodes) std::replace(n.inputs.begin(), n.inputs.end(), input, converted);
+  std::replace(graph.outputs.begin(), graph.outputs.end(), input, converted);
+  const bool four = image.format == PixelFormat::RGBA || image.format == PixelFormat::BGRA;
+  const char* formats[] = {"rgb", "rgba", "bgr", "bgra"};
+  Attributes a;
+  a["format"] = std::string(formats[static_cast<int>(image.format)]);
+  a["order"] = std::string(image.order == ChannelOrder::RGB ? "rgb" : "bgr");
+  a["mean"] = std::vector<double>(image.mean.begin(), image.mean.end());
+  a["scale"] = std::vector<double>(image.scale.begin(), image.scale.end());
+  graph.nodes.push_back(Node{converted, "ImageToTensor", {input}, {converted}, std::move(a)});
+  it->dims = {d[0], d[2], d[3], four ? 4 : 3};
+  it->type = ElementType::UInt8;
+  return graph;
+}
 
 std::vector<Tensor> reference_node(const Graph& graph, const Node& node,
                                    const std::map<std::string, Tensor>& tensors) {

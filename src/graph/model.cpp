@@ -229,10 +229,12 @@ struct Model::Impl {
     for (const auto& entry : inputs) {
       const std::string& name = entry.first;  // named variables: C++17 lambdas cannot capture bindings
       const Tensor& t = entry.second;
+      const bool image = t.type == ElementType::UInt8;
       cl_call(
           [&] {
-            runtime.queue().enqueueWriteBuffer(buffers[slot_of.at(name)], CL_FALSE, 0, t.values.size() * 4,
-                                               t.values.data());
+            runtime.queue().enqueueWriteBuffer(
+                buffers[slot_of.at(name)], CL_FALSE, 0, image ? t.bytes.size() : t.values.size() * 4,
+                image ? static_cast<const void*>(t.bytes.data()) : static_cast<const void*>(t.values.data()));
           },
           "writing graph input '" + name + "'");
     }
@@ -242,13 +244,19 @@ struct Model::Impl {
     const TensorInfo& info = validated.infos.at(name);
     t.dims = info.dims;
     t.type = info.type;
-    const std::size_t bytes = ops::tensor_bytes(info);
-    if (t.type == ElementType::Bits)
+    std::size_t bytes = ops::tensor_bytes(info);
+    void* dst = nullptr;
+    if (t.type == ElementType::Bits) {
       t.words.resize(bytes / 4);
-    else
+      dst = t.words.data();
+    } else if (t.type == ElementType::UInt8) {  // an image input that is a graph output too
+      bytes = static_cast<std::size_t>(ops::product(info.dims));
+      t.bytes.resize(bytes);
+      dst = t.bytes.data();
+    } else {
       t.values.resize(bytes / 4);
-    void* dst = t.type == ElementType::Bits ? static_cast<void*>(t.words.data())
-                                            : static_cast<void*>(t.values.data());
+      dst = t.values.data();
+    }
     cl_call([&] { runtime.queue().enqueueReadBuffer(buffers[slot_of.at(name)], CL_TRUE, 0, bytes, dst); },
             "reading tensor '" + name + "'");
     return t;
@@ -325,6 +333,12 @@ const Graph& Model::graph() const {
 }
 const GraphPlan& Model::plan() const {
   return impl_->plan;
+}
+
+std::vector<std::pair<std::string, TensorInfo>> Model::input_infos() const {
+  std::vector<std::pair<std::string, TensorInfo>> v;
+  for (const GraphInput& in : impl_->graph.inputs) v.emplace_back(in.name, TensorInfo{in.dims, in.type});
+  return v;
 }
 
 std::vector<std::pair<std::string, Dims>> Model::input_dims() const {

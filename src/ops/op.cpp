@@ -87,6 +87,14 @@ std::vector<std::int64_t> NodeView::integers(const std::string& name,
   return has(name) ? integers(name) : fallback;
 }
 
+std::vector<double> NodeView::reals(const std::string& name, std::vector<double> fallback) const {
+  if (!has(name)) return fallback;
+  const AttributeValue& value = node->attributes.at(name);
+  if (const auto* i = std::get_if<std::vector<std::int64_t>>(&value))
+    return std::vector<double>(i->begin(), i->end());
+  return attribute_as<std::vector<double>>(*this, name, "a list of numbers");
+}
+
 void NodeView::check_attributes(const std::vector<std::string>& known) const {
   for (const auto& [name, value] : node->attributes) {
     (void)value;
@@ -130,7 +138,8 @@ const TensorInfo& NodeView::activation(std::size_t i, ElementType type, int rank
     throw InvalidArgument(where() + ": input " + std::to_string(i) + " ('" + node->inputs[i] + "') must be " +
                           to_string(type) + ", it is " + to_string(inputs[i].type) +
                           (type == ElementType::Float32 ? " (packed bits feed only binary ops)"
-                                                        : " (binarize it with FakeQuantize levels 2 first)"));
+                           : type == ElementType::Bits  ? " (binarize it with FakeQuantize levels 2 first)"
+                                                        : " (a graph input of type u8)"));
   }
   check_rank(*this, i, inputs[i].dims, rank);
   return inputs[i];
@@ -181,6 +190,7 @@ Shape bits_shape(const Dims& dims) {
 }
 
 std::size_t tensor_bytes(const TensorInfo& info) {
+  if (info.type == ElementType::UInt8) return static_cast<std::size_t>((product(info.dims) + 3) / 4) * 4;
   const std::int64_t n =
       info.type == ElementType::Bits ? packed_word_count(bits_shape(info.dims)) : product(info.dims);
   return static_cast<std::size_t>(n) * 4;

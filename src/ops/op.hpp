@@ -38,6 +38,8 @@ struct NodeView {
   std::string text(const std::string& name, const std::string& fallback) const;
   std::vector<std::int64_t> integers(const std::string& name) const;
   std::vector<std::int64_t> integers(const std::string& name, std::vector<std::int64_t> fallback) const;
+  // A list of reals (integers accepted too).
+  std::vector<double> reals(const std::string& name, std::vector<double> fallback) const;
   void check_attributes(const std::vector<std::string>& known) const;
 
   // Input checks: the node has between min and max inputs (max -1: no limit); input i is an activation /

@@ -27,6 +27,7 @@ const Op& softmax_op();
 const Op& concat_op();
 const Op& reshape_op();
 const Op& transpose_op();
+const Op& image_to_tensor_op();
 
 namespace {
 
@@ -54,6 +55,7 @@ const std::vector<const Op*>& all_ops() {
       &concat_op(),
       &reshape_op(),
       &transpose_op(),
+      &image_to_tensor_op(),
   };
   // clang-format on
   return ops;

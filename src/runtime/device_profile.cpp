@@ -271,6 +271,7 @@ const std::vector<NetworkProgram>& network_programs() {
       {"softmax.cl", {"softmax_f32"}, false, true},
       {"concat.cl", {"concat_copy"}, false},
       {"transpose.cl", {"transpose_copy"}, false},
+      {"image_to_tensor.cl", {"image_to_tensor"}, false},
   };
   return programs;
 }

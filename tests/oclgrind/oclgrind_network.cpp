@@ -142,7 +142,8 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
 }
 
 // Every op whose work-group size is tuned (elementwise, activation, max and average pools over floats,
-// packing, the binary max-pool and fully connected layer, concat, transpose, depthwise convolution), run at
+// packing, the binary max-pool and fully connected layer, concat, transpose, depthwise convolution, a camera
+// frame's conversion, the last also against the reference), run at
 // each size the exhaustive search tries, all classes at once through the tuning table; each run bitwise
 // equal to the default sizes' run.
 int work_group_sizes(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
@@ -182,29 +183,51 @@ int work_group_sizes(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
   node("bits_max", "MaxPool", {"bits"},
        {{"kernel", two}, {"strides", two}, {"pads_begin", none}, {"pads_end", none}});
   node("fc", "BinaryFullyConnected", {"bits", "fc.w"});
-  g.outputs = {"max", "avg", "cat", "nhwc", "depthwise", "bits", "bits_max", "fc", "x"};
-  Tensor x;
-  x.dims = {2, C, H, W};
-  x.values = floats(static_cast<std::size_t>(2 * C * H * W), 16);
+  // A camera frame (BGRA bytes into an RGB model), converted by ImageToTensor.
+  g.inputs.push_back({"frame", {2, H, W, 4}, ElementType::UInt8});
+  node("pixels", "ImageToTensor", {"frame"},
+       {{"format", std::string("bgra")},
+        {"mean", std::vector<double>{120.5, 3, 250}},
+        {"scale", std::vector<double>{0.017, -1, 0.25}}});
+  g.outputs = {"max", "avg", "cat", "nhwc", "depthwise", "bits", "bits_max", "fc", "pixels", "x", "frame"};
+  std::map<std::string, Tensor> inputs;
+  inputs["x"].dims = {2, C, H, W};
+  inputs["x"].values = floats(static_cast<std::size_t>(2 * C * H * W), 16);
+  Tensor& frame = inputs["frame"];
+  frame.dims = {2, H, W, 4};
+  frame.type = ElementType::UInt8;
+  for (std::int64_t i = 0; i < 2 * H * W * 4; ++i)
+    frame.bytes.push_back(static_cast<std::uint8_t>(rng.uniform(0, 255)));
   kept.models.push_back(std::make_unique<Model>(rt, g));
   const Model& base = *kept.models.back();
-  const std::map<std::string, Tensor> want = kept.models.back()->run({{"x", x}});
+  const std::map<std::string, Tensor> want = kept.models.back()->run(inputs);
+  const std::vector<float> pixels = reference_graph(g, inputs).at("pixels").values;
+  const bool pixels_ok = pixels.size() == want.at("pixels").values.size() &&
+                         std::memcmp(pixels.data(), want.at("pixels").values.data(), pixels.size() * 4) == 0;
+  std::cout << to_string(variant) << ": a BGRA frame into an RGB model "
+            << (pixels_ok ? "bitwise equal to the reference" : "FAILED") << "\n";
+  for (std::size_t i = 0; !pixels_ok && i < pixels.size() && i < 8; ++i)
+    std::cout << "  " << i << ": " << want.at("pixels").values[i] << " want " << pixels[i] << "\n";
   std::vector<std::string> classes;
   for (const auto& step : detail::ModelAccess::tuning_points(base))
     for (const detail::TuningPoint& p : step)
       if (p.shape_class.rfind("work-group ", 0) == 0) classes.push_back(p.shape_class);
-  int failures = classes.size() == 10 ? 0 : 1;
-  if (failures) std::cout << "FAILED: " << classes.size() << " work-group classes, not 10\n";
+  int failures = pixels_ok ? 0 : 1;
+  if (classes.size() != 11) {
+    std::cout << "FAILED: " << classes.size() << " work-group classes, not 11\n";
+    ++failures;
+  }
   const detail::RuntimeState& s = *rt.state();
   for (std::size_t size :
        detail::linear_work_group_candidates(TuneSearch::Exhaustive, 64, s.work_group_cap)) {
     for (const std::string& c : classes) s.tuning.set(c, detail::work_group_config(size));
     kept.models.push_back(std::make_unique<Model>(rt, g));
-    const std::map<std::string, Tensor> got = kept.models.back()->run({{"x", x}});
+    const std::map<std::string, Tensor> got = kept.models.back()->run(inputs);
     for (const std::string& c : classes) s.tuning.erase(c);
     bool ok = true;
     for (const auto& [name, t] : want)
-      ok = ok && t.words == got.at(name).words && t.values.size() == got.at(name).values.size() &&
+      ok = ok && t.words == got.at(name).words && t.bytes == got.at(name).bytes &&
+           t.values.size() == got.at(name).values.size() &&
            std::memcmp(t.values.data(), got.at(name).values.data(), t.values.size() * sizeof(float)) == 0;
     std::size_t tuned = 0;
     for (const GraphPlan::Step& step : kept.models.back()->plan().steps)
