@@ -2,6 +2,7 @@
 // The graph file format (.xnn version 2, docs/graph_format.md): serialize_graph, parse_graph, save_graph,
 // load_graph from a file or from memory. Every count is checked against the bytes left before anything is
 // allocated, so a malformed file costs at most a small multiple of its own size.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -21,7 +22,9 @@ namespace xnorcl {
 namespace {
 
 constexpr char kMagic[8] = {'X', 'N', 'O', 'R', 'N', 'E', 'T', '1'};  // the same for every version
-constexpr std::uint32_t kVersion = 2;
+// Version 3 adds each input's type (u8 images); a graph of f32 inputs is still written as version 2, which
+// earlier releases read.
+constexpr std::uint32_t kVersion = 2, kTypedInputsVersion = 3;
 constexpr std::uint32_t kMaxName = 4096;
 constexpr std::uint32_t kMaxRank = 5;
 constexpr std::uint64_t kMaxFileBytes = std::uint64_t(4) << 30;  // a file is read whole: at most 4 GiB
@@ -163,10 +166,13 @@ Constant read_constant(Reader& r) {
 std::string serialize_graph(const Graph& graph) {
   Writer w;
   w.bytes.append(kMagic, sizeof kMagic);
-  w.put<std::uint32_t>(kVersion);
+  const bool typed = std::any_of(graph.inputs.begin(), graph.inputs.end(),
+                                 [](const GraphInput& in) { return in.type != ElementType::Float32; });
+  w.put<std::uint32_t>(typed ? kTypedInputsVersion : kVersion);
   w.put<std::uint32_t>(static_cast<std::uint32_t>(graph.inputs.size()));
   for (const GraphInput& in : graph.inputs) {
     w.text(in.name);
+    if (typed) w.put<std::uint32_t>(in.type == ElementType::UInt8 ? 2 : in.type == ElementType::Bits ? 1 : 0);
     w.dims(in.dims);
   }
   w.put<std::uint32_t>(static_cast<std::uint32_t>(graph.constants.size()));
@@ -204,11 +210,19 @@ Graph detail::parse_graph_bytes(std::string_view bytes) {
   const std::uint32_t version = r.get<std::uint32_t>("the version");
   if (version == 1)
     return network_graph(parse_network_bytes(bytes));  // a layer chain, as the graph it computes
-  if (version != kVersion) r.fail_at(8, "version " + std::to_string(version) + " is not 1 or 2");
+  if (version != kVersion && version != kTypedInputsVersion)
+    r.fail_at(8, "version " + std::to_string(version) + " is not 1, 2 or 3");
   Graph g;
-  g.inputs.resize(r.count("the input count", 8));
+  g.inputs.resize(r.count("the input count", version == kVersion ? 8 : 12));
   for (GraphInput& in : g.inputs) {
     in.name = r.text("an input name");
+    if (version == kTypedInputsVersion) {
+      const std::size_t at = r.offset();
+      const std::uint32_t type = r.get<std::uint32_t>("an input's type");
+      if (type != 0 && type != 2)
+        r.fail_at(at, "input '" + in.name + "' has type " + std::to_string(type) + " (0 f32, 2 u8)");
+      in.type = type == 2 ? ElementType::UInt8 : ElementType::Float32;
+    }
     in.dims = r.dims("an input's dims");
   }
   const std::uint32_t constants = r.count("the constant count", 16);
