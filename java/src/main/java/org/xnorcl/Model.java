@@ -101,9 +101,8 @@ public final class Model implements AutoCloseable {
    * @return the model; close it when done
    * @throws NullPointerException if an argument is null
    * @throws IllegalStateException if the runtime is closed
-   * @throws InvalidArgumentException if the file cannot be read or is no valid model (the message starts
-   *     with the path)
-   * @throws XnorclException for a native failure
+   * @throws InvalidArgumentException if the file is no valid model (the message starts with the path)
+   * @throws XnorclException if the file cannot be read (naming the path), or for a native failure
    */
   public static Model load(Runtime runtime, String path) {
     Objects.requireNonNull(runtime, "runtime");
