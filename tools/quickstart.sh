@@ -11,7 +11,7 @@ set -euo pipefail
 
 # The one list of system packages the project needs (CI installs through this script too).
 packages=(cmake g++ ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd catch2 clinfo libclblast-dev libdnnl-dev
-  oclgrind clang python3-matplotlib python3-venv python3-dev pkg-config)
+  oclgrind clang python3-matplotlib python3-venv python3-dev pkg-config default-jdk-headless junit5)
 
 # What `run` runs once built: the benchmark of the default layer set on the default device (every layer checked
 # bitwise against the host reference before and after timing).
