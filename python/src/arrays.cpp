@@ -138,6 +138,10 @@ nb::object to_numpy(std::vector<std::uint32_t>&& values, const std::vector<std::
   return owned_array(std::move(values), shape);
 }
 
+nb::object to_numpy(std::vector<std::uint8_t>&& values, const std::vector<std::int64_t>& shape) {
+  return owned_array(std::move(values), shape);
+}
+
 std::vector<std::int64_t> packed_words_shape(const Shape& logical) {
   return {logical[0], logical[2], logical[3], packed_words_per_pixel(logical[1])};
 }

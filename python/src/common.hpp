@@ -9,8 +9,10 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstddef>
@@ -57,6 +59,7 @@ std::vector<std::int64_t> to_vector(const Shape& s);
 // A numpy array that owns `values` (moved, not copied).
 nb::object to_numpy(std::vector<float>&& values, const std::vector<std::int64_t>& shape);
 nb::object to_numpy(std::vector<std::uint32_t>&& values, const std::vector<std::int64_t>& shape);
+nb::object to_numpy(std::vector<std::uint8_t>&& values, const std::vector<std::int64_t>& shape);
 
 // The shape of a packed tensor's words: [N, H, W, ceil(C/32)] for the logical NCHW shape.
 std::vector<std::int64_t> packed_words_shape(const Shape& logical);

@@ -3,9 +3,11 @@
 // inputs and outputs by name, a run over dicts of arrays, the plan and the stage times. Float32 tensors cross
 // as float32 arrays of their dims; packed bits as uint32 words [N, H, W, ceil(C/32)].
 #include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <tuple>
 
 #include "common.hpp"
 
@@ -19,15 +21,47 @@ struct LoadedGraph {
   std::mutex mutex;  // one run at a time, as for layers
 };
 
+// xnorcl.ImageInput's fields as _model.py passes them: (format, order, mean[3], scale[3]).
+using ImageSpec = std::tuple<std::string, std::string, std::array<float, 3>, std::array<float, 3>>;
+
+ImageInput image_input(const std::string& name, const ImageSpec& spec) {
+  const auto& [format, order, mean, scale] = spec;
+  ImageInput image;
+  const std::vector<std::pair<const char*, PixelFormat>> formats = {{"rgb", PixelFormat::RGB},
+                                                                    {"rgba", PixelFormat::RGBA},
+                                                                    {"bgr", PixelFormat::BGR},
+                                                                    {"bgra", PixelFormat::BGRA}};
+  const auto f =
+      std::find_if(formats.begin(), formats.end(), [&](const auto& e) { return format == e.first; });
+  if (f == formats.end())
+    throw InvalidArgument("image input '" + name + "': format '" + format +
+                          "' is none of rgb, rgba, bgr, bgra");
+  if (order != "rgb" && order != "bgr")
+    throw InvalidArgument("image input '" + name + "': order '" + order + "' is neither rgb nor bgr");
+  image.format = f->second;
+  image.order = order == "rgb" ? ChannelOrder::RGB : ChannelOrder::BGR;
+  image.mean = mean;
+  image.scale = scale;
+  return image;
+}
+
+// The loaded graph with each named float input taken as an image, then its Model.
+void place(LoadedGraph* self, Graph graph, const std::map<std::string, ImageSpec>& images,
+           const Runtime& runtime) {
+  for (const auto& [name, spec] : images)
+    graph = with_image_input(std::move(graph), name, image_input(name, spec));
+  new (self) LoadedGraph{runtime, Model(runtime, std::move(graph)), {}};
+}
+
 // A str is a path; anything else with a C-contiguous buffer (bytes, bytearray, memoryview) is the model's
 // bytes, parsed in place. The buffer stays exported until the parse is done, so a bytearray cannot be resized
 // under it while the GIL is released.
-void load(LoadedGraph* self, nb::handle source, const Runtime& runtime) {
+void load(LoadedGraph* self, nb::handle source, const Runtime& runtime,
+          const std::map<std::string, ImageSpec>& images) {
   if (PyUnicode_Check(source.ptr())) {
     const std::string path = nb::cast<std::string>(source);
     nb::gil_scoped_release release;
-    Graph graph = load_graph(path);
-    new (self) LoadedGraph{runtime, Model(runtime, std::move(graph)), {}};
+    place(self, load_graph(path), images, runtime);
     return;
   }
   if (!PyObject_CheckBuffer(source.ptr())) {
@@ -42,11 +76,12 @@ void load(LoadedGraph* self, nb::handle source, const Runtime& runtime) {
     ~Exported() { PyBuffer_Release(view); }
   } exported{&view};
   nb::gil_scoped_release release;
-  Graph graph = load_graph(view.buf, static_cast<std::size_t>(view.len));
-  new (self) LoadedGraph{runtime, Model(runtime, std::move(graph)), {}};
+  place(self, load_graph(view.buf, static_cast<std::size_t>(view.len)), images, runtime);
 }
 
 nb::object tensor_array(Tensor&& t) {
+  if (t.type == ElementType::UInt8)
+    return to_numpy(std::move(t.bytes), t.dims);  // an image input, output too
   if (t.type == ElementType::Bits) {
     Shape s{1, 1, 1, 1};
     for (std::size_t i = 0; i < t.dims.size() && i < 4; ++i) s[i] = t.dims[i];
@@ -69,14 +104,22 @@ std::map<std::string, Tensor> checked_inputs(const Model& model, nb::dict arrays
       throw InvalidArgument("inputs: '" + name + "' is no input of the model (it has " + list + ")");
     }
   }
-  for (const auto& [name, dims] : model.input_dims()) {
+  for (const auto& [name, info] : model.input_infos()) {
     if (!arrays.contains(name.c_str())) throw InvalidArgument("inputs: '" + name + "' is not given");
-    const ArrayView v = array_view(arrays[name.c_str()], name.c_str(), {DType::Float32});
-    require_shape(v, dims, name.c_str());
+    const bool image = info.type == ElementType::UInt8;
+    const ArrayView v =
+        array_view(arrays[name.c_str()], name.c_str(), {image ? DType::UInt8 : DType::Float32});
+    require_shape(v, info.dims, name.c_str());
     Tensor t;
-    t.dims = dims;
-    const float* data = static_cast<const float*>(v.data());
-    t.values.assign(data, data + v.size());
+    t.dims = info.dims;
+    t.type = info.type;
+    if (image) {
+      const auto* data = static_cast<const std::uint8_t*>(v.data());
+      t.bytes.assign(data, data + v.size());
+    } else {
+      const float* data = static_cast<const float*>(v.data());
+      t.values.assign(data, data + v.size());
+    }
     inputs[name] = std::move(t);
   }
   return inputs;
@@ -111,8 +154,8 @@ nb::dict reference(LoadedGraph& self, nb::dict arrays) {
 nb::list infos(const LoadedGraph& self, bool outputs) {
   nb::list r;
   if (!outputs) {
-    for (const auto& [name, dims] : self.model.input_dims())
-      r.append(nb::make_tuple(name, nb::tuple(nb::cast(dims))));
+    for (const auto& [name, info] : self.model.input_infos())
+      r.append(nb::make_tuple(name, nb::tuple(nb::cast(info.dims)), to_string(info.type)));
     return r;
   }
   for (const auto& [name, info] : self.model.output_infos())
@@ -217,7 +260,7 @@ nb::list stage_times(LoadedGraph& self) {
 void bind_graph(nb::module_& m) {
   nb::class_<LoadedGraph>(m, "_Graph",
                           "An .xnn model, from a path or its bytes, on a runtime (use xnorcl.load).")
-      .def("__init__", &load, nb::arg("source"), nb::arg("runtime"))
+      .def("__init__", &load, nb::arg("source"), nb::arg("runtime"), nb::arg("images"))
       .def_prop_ro("inputs", [](const LoadedGraph& g) { return infos(g, false); })
       .def_prop_ro("outputs", [](const LoadedGraph& g) { return infos(g, true); })
       .def("run", &run, nb::arg("inputs"))

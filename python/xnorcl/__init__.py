@@ -26,7 +26,7 @@ from ._xnorcl import (
     save_vehicle_classifier,
     unpack_activations,
 )
-from ._model import Model, load, tune
+from ._model import ImageInput, Model, load, tune
 from .convert import ConverterUnavailable, convert
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "ConverterUnavailable",
     "DeviceNotFound",
     "Error",
+    "ImageInput",
     "InvalidArgument",
     "Model",
     "OpenCLError",

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -22,19 +23,49 @@ from ._xnorcl import InvalidArgument, Runtime, _Graph, network_file_version
 ModelSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
 
 
+@dataclass(frozen=True)
+class ImageInput:
+    """How a camera frame's bytes become a model's float input, converted on the device.
+
+    The input then takes a uint8 array [N, H, W, 3 or 4] of interleaved pixels instead of float32
+    [N, 3, H, W]: format is the bytes of a pixel ("rgb", "rgba", "bgr", "bgra"; the fourth byte is dropped),
+    order the model's channel order ("rgb" or "bgr"), and each value is (byte - mean[c]) * scale[c] per model
+    channel, as float32. No resizing: a frame has the model's height and width."""
+
+    format: str = "rgba"
+    order: str = "rgb"
+    mean: Sequence[float] = (0.0, 0.0, 0.0)
+    scale: Sequence[float] = (1.0, 1.0, 1.0)
+
+    def _spec(self, name: str) -> Tuple[str, str, Tuple[float, ...], Tuple[float, ...]]:
+        def three(values: Sequence[float], what: str) -> Tuple[float, ...]:
+            v = tuple(float(x) for x in values)
+            if len(v) != 3:
+                raise InvalidArgument(f"image input '{name}': {what} takes 3 values (one per channel), got {len(v)}")
+            return v
+
+        return (self.format, self.order, three(self.mean, "mean"), three(self.scale, "scale"))
+
+
 class Model:
     """A network loaded onto a runtime's device from an .xnn file or its bytes (see xnorcl.load)."""
 
-    def __init__(self, source: ModelSource, runtime: Optional[Runtime] = None) -> None:
+    def __init__(
+        self,
+        source: ModelSource,
+        runtime: Optional[Runtime] = None,
+        images: Optional[Mapping[str, ImageInput]] = None,
+    ) -> None:
+        specs = _image_specs(images)
         if isinstance(source, (bytes, bytearray, memoryview)):
             data = _checked_bytes(source)
             self._runtime = runtime if runtime is not None else Runtime()
-            self._graph = _Graph(data, self._runtime)
+            self._graph = _Graph(data, self._runtime, specs)
             return
         path = _checked_path(source)
         self._runtime = runtime if runtime is not None else Runtime()
         network_file_version(path)  # a file that is no .xnn is refused naming the offset
-        self._graph = _Graph(path, self._runtime)
+        self._graph = _Graph(path, self._runtime, specs)
 
     @property
     def runtime(self) -> Runtime:
@@ -42,8 +73,8 @@ class Model:
 
     @property
     def inputs(self) -> List[Tuple[str, Tuple[int, ...]]]:
-        """(name, shape) of every input: float32 NCHW."""
-        return [(name, tuple(dims)) for name, dims in self._graph.inputs]
+        """(name, shape) of every input: float32 NCHW, or for an image input uint8 NHWC [N, H, W, 3 or 4]."""
+        return [(name, tuple(dims)) for name, dims, _ in self._graph.inputs]
 
     @property
     def outputs(self) -> List[Tuple[str, Tuple[int, ...]]]:
@@ -183,16 +214,36 @@ def _named(inputs: Mapping) -> Dict[str, np.ndarray]:
     return dict(inputs)
 
 
+def _image_specs(images: Optional[Mapping[str, ImageInput]]) -> Dict[str, Tuple]:
+    if images is None:
+        return {}
+    if not isinstance(images, Mapping):
+        raise TypeError(f"images: a dict of input name -> xnorcl.ImageInput, not {type(images).__name__}")
+    specs = {}
+    for name, image in images.items():
+        if not isinstance(name, str) or not isinstance(image, ImageInput):
+            raise TypeError(f"images: {name!r} -> {image!r}; expected a str name -> xnorcl.ImageInput")
+        specs[name] = image._spec(name)
+    return specs
+
+
 def _packed_words_shape(dims: Tuple[int, ...]) -> Tuple[int, ...]:
     n, c, h, w = (list(dims) + [1, 1, 1])[:4]
     return (n, h, w, (c + 31) // 32)
 
 
-def load(source: ModelSource, runtime: Optional[Runtime] = None) -> Model:
+def load(
+    source: ModelSource,
+    runtime: Optional[Runtime] = None,
+    images: Optional[Mapping[str, ImageInput]] = None,
+) -> Model:
     """Loads an .xnn model onto runtime's device (a new Runtime() when None: the environment, then defaults).
 
     source is a path (str or os.PathLike) or the model's bytes (bytes, bytearray or a C-contiguous
     memoryview), such as a file read from an archive or an app's assets: the bytes load exactly as the same
     file would, read in place. A missing file raises FileNotFoundError; malformed contents InvalidArgument
-    naming the offset (after the path, or after "model bytes"); any other type TypeError."""
-    return Model(source, runtime)
+    naming the offset (after the path, or after "model bytes"); any other type TypeError.
+
+    images takes inputs as camera frames: {"input": xnorcl.ImageInput("rgba", mean=..., scale=...)} makes the
+    float32 input "input" [N, 3, H, W] take uint8 pixels [N, H, W, 4], converted on the device."""
+    return Model(source, runtime, images)

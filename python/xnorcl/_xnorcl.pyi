@@ -207,11 +207,16 @@ def _check_graph_file(path: str) -> Dict[str, Tuple[List[int], str]]:
     """Loads and validates a graph file without a device: every tensor's (dims, "f32" or "bits")."""
 
 class _Graph:
-    def __init__(self, source: Union[str, bytes, bytearray, memoryview], runtime: Runtime) -> None:
+    def __init__(
+        self,
+        source: Union[str, bytes, bytearray, memoryview],
+        runtime: Runtime,
+        images: Dict[str, Tuple[str, str, Tuple[float, float, float], Tuple[float, float, float]]],
+    ) -> None:
         """An .xnn model on a runtime: a str is a path; a C-contiguous buffer is the model's bytes, parsed in
         place. Any other type raises TypeError."""
     @property
-    def inputs(self) -> List[Tuple[str, Tuple[int, ...]]]: ...
+    def inputs(self) -> List[Tuple[str, Tuple[int, ...], str]]: ...
     @property
     def outputs(self) -> List[Tuple[str, Tuple[int, ...], str]]: ...
     def run(self, inputs: Dict[str, _FloatArray]) -> Dict[str, npt.NDArray[Any]]: ...
