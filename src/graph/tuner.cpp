@@ -263,14 +263,21 @@ class Tuner {
     return c.ms[best] < c.ms[0] * (1 - kNoiseMargin) ? best : 0;
   }
 
-  // The picks run together once; a pick not faster there than its default beyond noise falls back to it.
+  // The picks run together once, then the defaults right after them; a pick not faster beyond noise than
+  // both its default's earlier time and this one falls back to it. The second guards against a device that
+  // got quieter (or busier) since the rounds: picks measured in a quiet stretch must also beat defaults
+  // measured beside them.
   void confirm(std::map<std::string, std::size_t>& picks) {
     if (std::all_of(picks.begin(), picks.end(), [](const auto& p) { return p.second == 0; })) return;
     for (const auto& [name, c] : classes_) keep(name, c.candidates[picks[name]]);
     try {
       const Measurement m = measure(runtime_, graph_, inputs_, reps_);
-      for (const auto& [name, c] : classes_)
-        if (picks[name] != 0 && !(class_ms(c, m) < c.ms[0] * (1 - kNoiseMargin))) picks[name] = 0;
+      for (const auto& [name, c] : classes_) keep(name, c.candidates[0]);
+      const Measurement beside = measure(runtime_, graph_, inputs_, reps_);
+      for (const auto& [name, c] : classes_) {
+        const double default_ms = std::min(c.ms[0], class_ms(c, beside));
+        if (picks[name] != 0 && !(class_ms(c, m) < default_ms * (1 - kNoiseMargin))) picks[name] = 0;
+      }
     } catch (const Error& e) {
       warn(state_, std::string("the tuned configurations failed together and are dropped: ") + e.what());
       for (auto& p : picks) p.second = 0;
