@@ -178,11 +178,11 @@ auto guarded(JNIEnv* env, F&& work) -> decltype(work()) {
 
 struct NativeModel {
   Model model;
-  std::vector<std::pair<std::string, Dims>> inputs;
+  std::vector<std::pair<std::string, TensorInfo>> inputs;
   std::vector<std::pair<std::string, TensorInfo>> outputs;
 
   NativeModel(const Runtime& runtime, Graph graph)
-      : model(runtime, std::move(graph)), inputs(model.input_dims()), outputs(model.output_infos()) {}
+      : model(runtime, std::move(graph)), inputs(model.input_infos()), outputs(model.output_infos()) {}
 };
 
 Runtime& runtime_of(jlong handle) {
@@ -196,8 +196,45 @@ jlong handle_of(T* p) {
   return static_cast<jlong>(reinterpret_cast<std::intptr_t>(p));
 }
 
-jlong load(jlong runtime, Graph graph) {
-  return handle_of(new NativeModel(runtime_of(runtime), std::move(graph)));
+// The image inputs as Model.java's Images passes them: names, two ordinals each (org.xnorcl.ImageInput's
+// Format and Order, declared in the order of xnorcl::PixelFormat and ChannelOrder), six floats each.
+struct ImageSpecs {
+  jobjectArray names;
+  jintArray kinds;
+  jfloatArray values;
+};
+
+Graph with_images(JNIEnv* env, Graph graph, const ImageSpecs& images) {
+  const jsize n = env->GetArrayLength(images.names);
+  if (env->GetArrayLength(images.kinds) != 2 * n || env->GetArrayLength(images.values) != 6 * n)
+    throw InvalidArgument("image inputs: the names, kinds and values disagree in number");
+  std::vector<jint> kinds(static_cast<std::size_t>(2 * n));
+  std::vector<jfloat> values(static_cast<std::size_t>(6 * n));
+  env->GetIntArrayRegion(images.kinds, 0, 2 * n, kinds.data());
+  env->GetFloatArrayRegion(images.values, 0, 6 * n, values.data());
+  check(env);
+  for (jsize i = 0; i < n; ++i) {
+    auto name = static_cast<jstring>(env->GetObjectArrayElement(images.names, i));
+    check(env);
+    const std::string input = native_string(env, name);
+    env->DeleteLocalRef(name);
+    const auto k = static_cast<std::size_t>(2 * i), v = static_cast<std::size_t>(6 * i);
+    if (kinds[k] < 0 || kinds[k] > 3 || kinds[k + 1] < 0 || kinds[k + 1] > 1)
+      throw InvalidArgument("image input '" + input + "': an unknown format or order");
+    ImageInput image;
+    image.format = static_cast<PixelFormat>(kinds[k]);
+    image.order = static_cast<ChannelOrder>(kinds[k + 1]);
+    for (std::size_t c = 0; c < 3; ++c) {
+      image.mean[c] = values[v + c];
+      image.scale[c] = values[v + 3 + c];
+    }
+    graph = with_image_input(std::move(graph), input, image);
+  }
+  return graph;
+}
+
+jlong load(JNIEnv* env, jlong runtime, Graph graph, const ImageSpecs& images) {
+  return handle_of(new NativeModel(runtime_of(runtime), with_images(env, std::move(graph), images)));
 }
 
 std::int64_t element_count(const Dims& dims) {
@@ -271,7 +308,9 @@ JNIEXPORT void JNICALL Java_org_xnorcl_Runtime_nativeDestroy(JNIEnv* env, jclass
 // ------------------------------------------------------------------------------
 
 JNIEXPORT jlong JNICALL Java_org_xnorcl_Model_nativeLoadBytes(JNIEnv* env, jclass, jlong runtime,
-                                                              jbyteArray bytes) {
+                                                              jbyteArray bytes, jobjectArray image_names,
+                                                              jintArray image_kinds,
+                                                              jfloatArray image_values) {
   return guarded(env, [&] {
     const jsize size = env->GetArrayLength(bytes);
     Graph graph;
@@ -289,12 +328,15 @@ JNIEXPORT jlong JNICALL Java_org_xnorcl_Model_nativeLoadBytes(JNIEnv* env, jclas
       if (size != 0 && critical.data == nullptr) throw JavaPending{};
       graph = load_graph(critical.data, static_cast<std::size_t>(size));
     }
-    return load(runtime, std::move(graph));
+    return load(env, runtime, std::move(graph), {image_names, image_kinds, image_values});
   });
 }
 
 JNIEXPORT jlong JNICALL Java_org_xnorcl_Model_nativeLoadBuffer(JNIEnv* env, jclass, jlong runtime,
-                                                               jobject bytes, jint position, jint length) {
+                                                               jobject bytes, jint position, jint length,
+                                                               jobjectArray image_names,
+                                                               jintArray image_kinds,
+                                                               jfloatArray image_values) {
   return guarded(env, [&] {
     auto* base = static_cast<const unsigned char*>(env->GetDirectBufferAddress(bytes));
     const jlong capacity = env->GetDirectBufferCapacity(bytes);
@@ -303,27 +345,25 @@ JNIEXPORT jlong JNICALL Java_org_xnorcl_Model_nativeLoadBuffer(JNIEnv* env, jcla
     if (position < 0 || length < 0 || capacity - position < length)
       throw InvalidArgument("model bytes: " + std::to_string(length) + " bytes at position " +
                             std::to_string(position) + " exceed the buffer's " + std::to_string(capacity));
-    return load(runtime,
-                load_graph(length == 0 ? nullptr : base + position, static_cast<std::size_t>(length)));
+    return load(env, runtime,
+                load_graph(length == 0 ? nullptr : base + position, static_cast<std::size_t>(length)),
+                {image_names, image_kinds, image_values});
   });
 }
 
-JNIEXPORT jlong JNICALL Java_org_xnorcl_Model_nativeLoadPath(JNIEnv* env, jclass, jlong runtime,
-                                                             jstring path) {
-  return guarded(env, [&] { return load(runtime, load_graph(native_string(env, path))); });
+JNIEXPORT jlong JNICALL Java_org_xnorcl_Model_nativeLoadPath(JNIEnv* env, jclass, jlong runtime, jstring path,
+                                                             jobjectArray image_names, jintArray image_kinds,
+                                                             jfloatArray image_values) {
+  return guarded(env, [&] {
+    return load(env, runtime, load_graph(native_string(env, path)), {image_names, image_kinds, image_values});
+  });
 }
 
 JNIEXPORT jobjectArray JNICALL Java_org_xnorcl_Model_nativeInfo(JNIEnv* env, jclass, jlong handle,
                                                                 jboolean outputs) {
   return guarded(env, [&]() -> jobjectArray {
     const NativeModel& m = model_of(handle);
-    std::vector<std::pair<std::string, TensorInfo>> infos;
-    if (outputs) {
-      infos = m.outputs;
-    } else {
-      for (const auto& [name, dims] : m.inputs)
-        infos.push_back({name, TensorInfo{dims, ElementType::Float32}});
-    }
+    const std::vector<std::pair<std::string, TensorInfo>>& infos = outputs ? m.outputs : m.inputs;
     const auto n = static_cast<jsize>(infos.size());
     jclass string_class = checked(env, env->FindClass("java/lang/String"));
     jclass long_array_class = checked(env, env->FindClass("[J"));
@@ -344,7 +384,8 @@ JNIEXPORT jobjectArray JNICALL Java_org_xnorcl_Model_nativeInfo(JNIEnv* env, jcl
       env->SetObjectArrayElement(shapes, i, shape);
       env->DeleteLocalRef(shape);
       check(env);
-      const jint type = info.type == ElementType::Bits ? 1 : 0;  // org.xnorcl.ElementType's ordinals
+      // org.xnorcl.ElementType's ordinals
+      const jint type = info.type == ElementType::Bits ? 1 : info.type == ElementType::UInt8 ? 2 : 0;
       env->SetIntArrayRegion(types, i, 1, &type);
       check(env);
     }
@@ -377,10 +418,13 @@ JNIEXPORT jobjectArray JNICALL Java_org_xnorcl_Model_nativeRun(JNIEnv* env, jcla
 
     std::map<std::string, Tensor> inputs;
     for (jsize i = 0; i < count; ++i) {
-      const auto& [name, dims] = m.inputs[static_cast<std::size_t>(i)];
+      const auto& [name, info] = m.inputs[static_cast<std::size_t>(i)];
+      if (info.type == ElementType::UInt8)
+        throw InvalidArgument("input '" + name + "' is an image (u8 " + to_string(info.dims) +
+                              "): run it with run(byte[]) or run(ByteBuffer)");
       Tensor t;
-      t.dims = dims;
-      t.values.resize(static_cast<std::size_t>(element_count(dims)));
+      t.dims = info.dims;
+      t.values.resize(static_cast<std::size_t>(element_count(info.dims)));
       const auto size = static_cast<jsize>(t.values.size());
       auto array = static_cast<jfloatArray>(env->GetObjectArrayElement(arrays, i));
       check(env);
@@ -434,6 +478,46 @@ JNIEXPORT jobjectArray JNICALL Java_org_xnorcl_Model_nativeRun(JNIEnv* env, jcla
       env->DeleteLocalRef(array);
       check(env);
     }
+    return result;
+  });
+}
+
+JNIEXPORT jfloatArray JNICALL Java_org_xnorcl_Model_nativeRunImage(JNIEnv* env, jclass, jlong handle,
+                                                                   jbyteArray array, jobject buffer,
+                                                                   jint position) {
+  return guarded(env, [&]() -> jfloatArray {
+    NativeModel& m = model_of(handle);
+    if (m.inputs.size() != 1 || m.inputs[0].second.type != ElementType::UInt8)
+      throw InvalidArgument("run(pixels): the model's only input must be an image");
+    const auto& [name, info] = m.inputs[0];
+    Tensor t;
+    t.dims = info.dims;
+    t.type = ElementType::UInt8;
+    t.bytes.resize(static_cast<std::size_t>(element_count(info.dims)));
+    const auto size = static_cast<jsize>(t.bytes.size());
+    if (array != nullptr) {
+      if (env->GetArrayLength(array) != size)
+        throw InvalidArgument("input '" + name + "': " + std::to_string(size) + " bytes expected, got " +
+                              std::to_string(env->GetArrayLength(array)));
+      env->GetByteArrayRegion(array, 0, size, reinterpret_cast<jbyte*>(t.bytes.data()));
+      check(env);
+    } else {
+      const auto* base = static_cast<const std::uint8_t*>(env->GetDirectBufferAddress(buffer));
+      const jlong capacity = env->GetDirectBufferCapacity(buffer);
+      check(env);
+      if (base == nullptr || capacity < 0)
+        throw InvalidArgument("input '" + name + "': the ByteBuffer is not direct (no native address)");
+      if (position < 0 || capacity - position < size)
+        throw InvalidArgument("input '" + name + "': " + std::to_string(size) + " bytes needed at position " +
+                              std::to_string(position) + ", the buffer holds " + std::to_string(capacity));
+      std::memcpy(t.bytes.data(), base + position, t.bytes.size());
+    }
+    std::map<std::string, Tensor> outputs = m.model.run({{name, std::move(t)}});
+    const std::vector<float> values = output_values(std::move(outputs.at(m.outputs.front().first)));
+    const auto n = static_cast<jsize>(values.size());
+    jfloatArray result = checked(env, env->NewFloatArray(n));
+    env->SetFloatArrayRegion(result, 0, n, values.data());
+    check(env);
     return result;
   });
 }

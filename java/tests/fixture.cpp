@@ -10,7 +10,8 @@
 //            by name and the long loop
 // With --bench DIRECTORY it times the C++ Model::run on tiny and vehicle instead (the Java tests print
 // the same through JNI), to show the cost of the Java layer.
-// Also <m>.example.top for bireal: the top class of the input docs/java.md's example builds.
+// Also, for bireal taken as an RGBA image: bireal.frame.logits.f32, the reference logits of the frame
+// docs/java.md's example builds, and bireal.example.top, their top class.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -98,12 +99,19 @@ void bireal(std::mt19937& rng) {
   o.seed = 9;
   save_graph(bireal18(o), dir + "/bireal.xnn");
   describe("bireal", {{"input", random_tensor({1, 3, 32, 32}, rng, -1, 1)}});
-  // docs/java.md's example: pixel i is (i % 256) / 255, as Java computes it (one exact float division).
-  Tensor x;
-  x.dims = {1, 3, 32, 32};
-  for (int i = 0; i < 3 * 32 * 32; ++i) x.values.push_back(static_cast<float>(i % 256) / 255.0f);
-  const Graph g = load_graph(dir + "/bireal.xnn");
-  const std::vector<float> logits = reference_graph(g, {{"input", x}}).at("logits").values;
+  // docs/java.md's example and ImageTest: an RGBA frame, byte i = (i * 7) mod 256, into the model's input
+  // taken as an image with mean 127.5 and scale 1 / 127.5 (as Java computes it: one float division).
+  ImageInput image;
+  image.format = PixelFormat::RGBA;
+  image.mean = {127.5f, 127.5f, 127.5f};
+  image.scale = {1 / 127.5f, 1 / 127.5f, 1 / 127.5f};
+  const Graph g = with_image_input(load_graph(dir + "/bireal.xnn"), "input", image);
+  Tensor frame;
+  frame.dims = {1, 32, 32, 4};
+  frame.type = ElementType::UInt8;
+  for (int i = 0; i < 32 * 32 * 4; ++i) frame.bytes.push_back(static_cast<std::uint8_t>(i * 7));
+  const std::vector<float> logits = reference_graph(g, {{"input", frame}}).at("logits").values;
+  write_floats("bireal.frame.logits.f32", logits);
   std::ofstream(dir + "/bireal.example.top")
       << std::max_element(logits.begin(), logits.end()) - logits.begin() << '\n';
 }

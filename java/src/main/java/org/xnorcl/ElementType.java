@@ -9,5 +9,7 @@ public enum ElementType {
    * Binary activations. The device keeps them packed; the Java API hands them out unpacked as floats of the
    * tensor's logical shape, -1.0f or +1.0f (the values the bits stand for).
    */
-  BITS
+  BITS,
+  /** 8-bit pixels of an image input ({@link ImageInput}), NHWC, run with {@link Model#run(byte[])}. */
+  UINT8
 }

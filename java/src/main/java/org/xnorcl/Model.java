@@ -16,7 +16,8 @@ import java.util.Objects;
  * A network from an .xnn file (either version) loaded onto a {@link Runtime}'s device: kernels built, weights
  * uploaded, activation buffers allocated. The C++ {@code xnorcl::Model}.
  *
- * <p>Inputs are float32 arrays of the declared shape, row-major (NCHW). Outputs are float arrays too; a
+ * <p>Inputs are float32 arrays of the declared shape, row-major (NCHW), or for an input loaded as an image
+ * ({@link ImageInput}) the frame's bytes, run with {@link #run(byte[])}. Outputs are float arrays; a
  * {@link ElementType#BITS} output is unpacked to -1.0f/+1.0f values of its logical shape.
  *
  * <p>Buffers: a {@link FloatBuffer} passed in or out must be direct and in native byte order (e.g.
@@ -64,9 +65,27 @@ public final class Model implements AutoCloseable {
    * @throws XnorclException for a native failure (an OpenCL call, a kernel build, device memory)
    */
   public static Model load(Runtime runtime, byte[] bytes) {
+    return load(runtime, bytes, Collections.<String, ImageInput>emptyMap());
+  }
+
+  /**
+   * Loads a model from its bytes with some float inputs taken as camera frames (see {@link ImageInput}).
+   *
+   * @param runtime the device to load it on
+   * @param bytes a whole .xnn file
+   * @param images the inputs to take as images, by name
+   * @return the model; close it when done
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalStateException if the runtime is closed
+   * @throws InvalidArgumentException if the bytes are no valid model, or an image input is no float input
+   *     [N, 3, H, W] of the model, or a mean or scale is not finite
+   * @throws XnorclException for a native failure
+   */
+  public static Model load(Runtime runtime, byte[] bytes, Map<String, ImageInput> images) {
     Objects.requireNonNull(runtime, "runtime");
     Objects.requireNonNull(bytes, "bytes");
-    return new Model(runtime.load(rt -> nativeLoadBytes(rt, bytes)));
+    Images i = new Images(images);
+    return new Model(runtime.load(rt -> nativeLoadBytes(rt, bytes, i.names, i.kinds, i.values)));
   }
 
   /**
@@ -82,6 +101,24 @@ public final class Model implements AutoCloseable {
    * @throws XnorclException for a native failure
    */
   public static Model load(Runtime runtime, ByteBuffer bytes) {
+    return load(runtime, bytes, Collections.<String, ImageInput>emptyMap());
+  }
+
+  /**
+   * Loads a model from a direct buffer with some float inputs taken as camera frames (see
+   * {@link ImageInput} and {@link #load(Runtime, ByteBuffer)}).
+   *
+   * @param runtime the device to load it on
+   * @param bytes a direct buffer holding a whole .xnn file from its position to its limit
+   * @param images the inputs to take as images, by name
+   * @return the model; close it when done
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalStateException if the runtime is closed
+   * @throws InvalidArgumentException if the buffer is not direct, the bytes are no valid model, or an image
+   *     input is refused
+   * @throws XnorclException for a native failure
+   */
+  public static Model load(Runtime runtime, ByteBuffer bytes, Map<String, ImageInput> images) {
     Objects.requireNonNull(runtime, "runtime");
     Objects.requireNonNull(bytes, "bytes");
     if (!bytes.isDirect()) {
@@ -90,7 +127,9 @@ public final class Model implements AutoCloseable {
     }
     int position = bytes.position();
     int length = bytes.remaining();
-    return new Model(runtime.load(rt -> nativeLoadBuffer(rt, bytes, position, length)));
+    Images i = new Images(images);
+    return new Model(
+        runtime.load(rt -> nativeLoadBuffer(rt, bytes, position, length, i.names, i.kinds, i.values)));
   }
 
   /**
@@ -105,13 +144,30 @@ public final class Model implements AutoCloseable {
    * @throws XnorclException if the file cannot be read (naming the path), or for a native failure
    */
   public static Model load(Runtime runtime, String path) {
-    Objects.requireNonNull(runtime, "runtime");
-    Objects.requireNonNull(path, "path");
-    return new Model(runtime.load(rt -> nativeLoadPath(rt, path)));
+    return load(runtime, path, Collections.<String, ImageInput>emptyMap());
   }
 
   /**
-   * The model's inputs in order: name, shape, type (always FLOAT32).
+   * Loads a model from an .xnn file with some float inputs taken as camera frames (see {@link ImageInput}).
+   *
+   * @param runtime the device to load it on
+   * @param path the file
+   * @param images the inputs to take as images, by name
+   * @return the model; close it when done
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalStateException if the runtime is closed
+   * @throws InvalidArgumentException if the file is no valid model or an image input is refused
+   * @throws XnorclException if the file cannot be read (naming the path), or for a native failure
+   */
+  public static Model load(Runtime runtime, String path, Map<String, ImageInput> images) {
+    Objects.requireNonNull(runtime, "runtime");
+    Objects.requireNonNull(path, "path");
+    Images i = new Images(images);
+    return new Model(runtime.load(rt -> nativeLoadPath(rt, path, i.names, i.kinds, i.values)));
+  }
+
+  /**
+   * The model's inputs in order: name, shape, type (FLOAT32, or UINT8 for an image input).
    *
    * @return an unmodifiable list
    * @throws IllegalStateException if the model is closed
@@ -204,6 +260,47 @@ public final class Model implements AutoCloseable {
     }
     nativeRun(h, new float[1][], new FloatBuffer[] {input}, new int[] {input.position()}, false, output,
         output.position());
+  }
+
+  /**
+   * Runs a model whose only input is an image ({@link ImageInput}) on one frame and returns its first output.
+   *
+   * @param pixels the frame's bytes, exactly {@code inputs().get(0).size()} of them ([N, H, W, 3 or 4])
+   * @return a new array with the first output's values
+   * @throws NullPointerException if pixels is null
+   * @throws InvalidArgumentException if the model's only input is not an image, or the length is wrong
+   * @throws IllegalStateException if the model is closed
+   * @throws XnorclException for a native failure
+   */
+  public synchronized float[] run(byte[] pixels) {
+    Objects.requireNonNull(pixels, "pixels");
+    long h = open();
+    checkPixels(onlyInput(), pixels.length);
+    return nativeRunImage(h, pixels, null, 0);
+  }
+
+  /**
+   * Runs a model whose only input is an image on the bytes between a direct buffer's position and limit (a
+   * camera's image plane, a bitmap copied with {@code copyPixelsToBuffer}) and returns its first output.
+   *
+   * @param pixels a direct buffer with exactly {@code inputs().get(0).size()} bytes remaining
+   * @return a new array with the first output's values
+   * @throws NullPointerException if pixels is null
+   * @throws InvalidArgumentException if the model's only input is not an image, the buffer is not direct or
+   *     the number of bytes is wrong
+   * @throws IllegalStateException if the model is closed
+   * @throws XnorclException for a native failure
+   */
+  public synchronized float[] run(ByteBuffer pixels) {
+    Objects.requireNonNull(pixels, "pixels");
+    long h = open();
+    TensorInfo info = onlyInput();
+    if (!pixels.isDirect()) {
+      throw new InvalidArgumentException("'" + info.name() + "': the ByteBuffer is not direct (use "
+          + "ByteBuffer.allocateDirect, or a byte[])");
+    }
+    checkPixels(info, pixels.remaining());
+    return nativeRunImage(h, null, pixels, pixels.position());
   }
 
   /**
@@ -310,9 +407,49 @@ public final class Model implements AutoCloseable {
   }
 
   private static void checkLength(TensorInfo info, int length) {
+    if (info.type() == ElementType.UINT8) {
+      throw new InvalidArgumentException("input '" + info.name() + "' is an image (UINT8 "
+          + Arrays.toString(info.shape()) + "): run it with run(byte[]) or run(ByteBuffer)");
+    }
     if (length != info.size()) {
       throw new InvalidArgumentException("input '" + info.name() + "': " + info.size()
           + " values expected for shape " + Arrays.toString(info.shape()) + ", got " + length);
+    }
+  }
+
+  private static void checkPixels(TensorInfo info, int length) {
+    if (info.type() != ElementType.UINT8) {
+      throw new InvalidArgumentException("input '" + info.name() + "' is " + info.type()
+          + ", not an image: run it with floats, or load the model with an ImageInput for it");
+    }
+    if (length != info.size()) {
+      throw new InvalidArgumentException("input '" + info.name() + "': " + info.size()
+          + " bytes expected for shape " + Arrays.toString(info.shape()) + ", got " + length);
+    }
+  }
+
+  // The image inputs as the native loaders take them: names, then per image its format and order ordinals
+  // and six floats (mean, scale).
+  private static final class Images {
+    final String[] names;
+    final int[] kinds;
+    final float[] values;
+
+    Images(Map<String, ImageInput> images) {
+      Objects.requireNonNull(images, "images");
+      names = new String[images.size()];
+      kinds = new int[2 * names.length];
+      values = new float[6 * names.length];
+      int i = 0;
+      for (Map.Entry<String, ImageInput> e : images.entrySet()) {
+        ImageInput image = Objects.requireNonNull(e.getValue(), "image input '" + e.getKey() + "'");
+        names[i] = Objects.requireNonNull(e.getKey(), "an image input's name");
+        kinds[2 * i] = image.format.ordinal();
+        kinds[2 * i + 1] = image.order.ordinal();
+        System.arraycopy(image.mean, 0, values, 6 * i, 3);
+        System.arraycopy(image.scale, 0, values, 6 * i + 3, 3);
+        ++i;
+      }
     }
   }
 
@@ -354,11 +491,14 @@ public final class Model implements AutoCloseable {
     return Collections.unmodifiableList(list);
   }
 
-  private static native long nativeLoadBytes(long runtime, byte[] bytes);
+  private static native long nativeLoadBytes(
+      long runtime, byte[] bytes, String[] imageNames, int[] imageKinds, float[] imageValues);
 
-  private static native long nativeLoadBuffer(long runtime, ByteBuffer bytes, int position, int length);
+  private static native long nativeLoadBuffer(long runtime, ByteBuffer bytes, int position, int length,
+      String[] imageNames, int[] imageKinds, float[] imageValues);
 
-  private static native long nativeLoadPath(long runtime, String path);
+  private static native long nativeLoadPath(
+      long runtime, String path, String[] imageNames, int[] imageKinds, float[] imageValues);
 
   // {names String[], shapes long[][], types int[] (ElementType ordinals)}
   private static native Object[] nativeInfo(long handle, boolean outputs);
@@ -367,6 +507,9 @@ public final class Model implements AutoCloseable {
   // first output goes there at intoPosition and null is returned; else the first output (all: every output).
   private static native float[][] nativeRun(long handle, float[][] arrays, FloatBuffer[] buffers,
       int[] positions, boolean all, FloatBuffer into, int intoPosition);
+
+  // The only input, an image, from array or else buffer at position; returns the first output.
+  private static native float[] nativeRunImage(long handle, byte[] array, ByteBuffer buffer, int position);
 
   private static native String nativePlan(long handle);
 
