@@ -15,14 +15,16 @@
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void image_to_tensor(
     __global const uchar* restrict in, __global float* restrict out, const int HW, const int K,
     const int src0, const int src1, const int src2, const float mean0, const float mean1, const float mean2,
-    const float scale0, const float scale1, const float scale2, const int total) {
+    const float scale0, const float scale1, const float scale2, const int nhwc, const int total) {
   const int i = (int)get_global_id(0);
   if (i >= total) return;
   const int n = i / HW;
   const int p = i - n * HW;
   __global const uchar* pixel = in + (long)i * K;
-  __global float* plane = out + (long)n * 3 * HW + p;
-  plane[0] = ((float)pixel[src0] - mean0) * scale0;
-  plane[HW] = ((float)pixel[src1] - mean1) * scale1;
-  plane[2 * HW] = ((float)pixel[src2] - mean2) * scale2;
+  // NCHW: one value into each channel plane; NHWC: the pixel's three values side by side.
+  __global float* o = nhwc ? out + (long)i * 3 : out + (long)n * 3 * HW + p;
+  const int step = nhwc ? 1 : HW;
+  o[0] = ((float)pixel[src0] - mean0) * scale0;
+  o[step] = ((float)pixel[src1] - mean1) * scale1;
+  o[2 * step] = ((float)pixel[src2] - mean2) * scale2;
 }

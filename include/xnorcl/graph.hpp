@@ -107,12 +107,13 @@ struct ImageInput {
   std::array<float, 3> mean{0.0f, 0.0f, 0.0f};   // per model channel, subtracted from the byte value
   std::array<float, 3> scale{1.0f, 1.0f, 1.0f};  // per model channel, multiplied after the subtraction
 };
-// `graph` with its Float32 input `input` [N, 3, H, W] taken as an image instead: the input keeps its name
+// `graph` with its Float32 input `input` [N, 3, H, W] (or NHWC [N, H, W, 3], as models converted from
+// TensorFlow take images) taken as an image instead: the input keeps its name
 // and becomes UInt8 [N, H, W, 3 or 4] (NHWC, as cameras and bitmaps hold pixels), and an ImageToTensor node
 // converts it on the device, value = (byte - mean[c]) * scale[c] in the model's channel order. No resizing:
 // frames must have the model's height and width. Throws InvalidArgument for an unknown input, one that is
-// not Float32 [N, 3, H, W], or a mean or scale that is not finite. The same conversion can be written into a
-// graph as an ImageToTensor node (docs/graph.md), and saved with it.
+// not Float32 [N, 3, H, W] or [N, H, W, 3], or a mean or scale that is not finite. The same conversion can be
+// written into a graph as an ImageToTensor node (docs/graph.md), and saved with it.
 Graph with_image_input(Graph graph, const std::string& input, const ImageInput& image);
 
 // The host reference: every tensor of the graph (inputs, constants excluded, every node output) computed

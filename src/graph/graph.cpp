@@ -339,9 +339,11 @@ Graph with_image_input(Graph graph, const std::string& input, const ImageInput& 
                                [&](const GraphInput& in) { return in.name == input; });
   if (it == graph.inputs.end()) throw InvalidArgument("with_image_input: '" + input + "' is no graph input");
   const Dims d = it->dims;
-  if (it->type != ElementType::Float32 || d.size() != 4 || d[1] != 3)
+  // NCHW [N, 3, H, W]; else NHWC [N, H, W, 3], as models converted from TensorFlow take their images.
+  const bool nhwc = d.size() == 4 && d[1] != 3 && d[3] == 3;
+  if (it->type != ElementType::Float32 || d.size() != 4 || (d[1] != 3 && !nhwc))
     throw InvalidArgument("with_image_input: graph input '" + input + "' is " + to_string(it->type) + " " +
-                          to_string(d) + "; an image becomes f32 [N, 3, H, W]");
+                          to_string(d) + "; an image becomes f32 [N, 3, H, W] or [N, H, W, 3]");
   for (std::size_t c = 0; c < 3; ++c)
     if (!std::isfinite(image.mean[c]) || !std::isfinite(image.scale[c]))
       throw InvalidArgument("with_image_input: mean[" + std::to_string(c) +
@@ -366,8 +368,9 @@ Graph with_image_input(Graph graph, const std::string& input, const ImageInput& 
   a["order"] = std::string(image.order == ChannelOrder::RGB ? "rgb" : "bgr");
   a["mean"] = std::vector<double>(image.mean.begin(), image.mean.end());
   a["scale"] = std::vector<double>(image.scale.begin(), image.scale.end());
+  if (nhwc) a["layout"] = std::string("nhwc");
   graph.nodes.push_back(Node{converted, "ImageToTensor", {input}, {converted}, std::move(a)});
-  it->dims = {d[0], d[2], d[3], four ? 4 : 3};
+  it->dims = nhwc ? Dims{d[0], d[1], d[2], four ? 4 : 3} : Dims{d[0], d[2], d[3], four ? 4 : 3};
   it->type = ElementType::UInt8;
   return graph;
 }

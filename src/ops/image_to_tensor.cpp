@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImageToTensor: a camera frame into a network. Its input is a graph input of interleaved uint8 pixels
 // [N, H, W, K], NHWC as cameras and bitmaps hold them: `format` rgb or bgr (K 3), rgba or bgra (K 4, the
-// fourth byte dropped). Its output is float NCHW [N, 3, H, W] in the model's channel `order` (rgb or bgr),
+// fourth byte dropped). Its output is float NCHW [N, 3, H, W] (`layout` nchw, the default) or NHWC
+// [N, H, W, 3] (`layout` nhwc, as models converted from TensorFlow take) in the model's channel `order`,
 // each value (pixel - mean[c]) * scale[c] with mean and scale per model channel (one value: all three), as
 // floats, rounded after the subtraction and after the product. No resizing: the frame has the model's size.
 // On the device (image_to_tensor.cl), so only the frame's bytes cross from the host.
@@ -20,6 +21,7 @@ struct Conversion {
   std::int64_t bytes_per_pixel = 3;
   std::array<int, 3> source{0, 1, 2};  // the byte of a pixel that holds each model channel
   std::array<float, 3> mean{0, 0, 0}, scale{1, 1, 1};
+  bool nhwc = false;
 };
 
 std::array<float, 3> per_channel(const NodeView& v, const std::string& name, float fallback) {
@@ -51,6 +53,10 @@ Conversion conversion(const NodeView& v) {
   // Model channel k holds colour k of its order; the pixel holds that colour at the same place when the
   // orders agree, mirrored (0 <-> 2) when they differ.
   for (int k = 0; k < 3; ++k) c.source[static_cast<std::size_t>(k)] = source_bgr == model_bgr ? k : 2 - k;
+  const std::string layout = v.text("layout", "nchw");
+  if (layout != "nchw" && layout != "nhwc")
+    throw InvalidArgument(v.where() + ": layout '" + layout + "' is neither nchw nor nhwc");
+  c.nhwc = layout == "nhwc";
   c.mean = per_channel(v, "mean", 0.0f);
   c.scale = per_channel(v, "scale", 1.0f);
   return c;
@@ -71,7 +77,8 @@ class ImageToTensorStep final : public LinearStep {
     begin();
     detail::set_args(kernel_, "image_to_tensor", *in[0], *out[0], int_arg(hw_), int_arg(c_.bytes_per_pixel),
                      cl_int(c_.source[0]), cl_int(c_.source[1]), cl_int(c_.source[2]), c_.mean[0], c_.mean[1],
-                     c_.mean[2], c_.scale[0], c_.scale[1], c_.scale[2], int_arg(pixels_));
+                     c_.mean[2], c_.scale[0], c_.scale[1], c_.scale[2], cl_int(c_.nhwc ? 1 : 0),
+                     int_arg(pixels_));
     return launch(kernel_, "image_to_tensor", static_cast<std::size_t>(pixels_), wait);
   }
 
@@ -86,7 +93,7 @@ class ImageToTensorOp final : public Op {
   const char* name() const override { return "ImageToTensor"; }
 
   std::vector<TensorInfo> infer(const NodeView& v) const override {
-    v.check_attributes({"format", "order", "mean", "scale"});
+    v.check_attributes({"format", "order", "mean", "scale", "layout"});
     v.check_input_count(1, 1);
     const TensorInfo& x = v.activation(0, ElementType::UInt8, 4);
     const Conversion c = conversion(v);
@@ -95,7 +102,8 @@ class ImageToTensorOp final : public Op {
                             std::to_string(c.bytes_per_pixel) + " bytes per pixel, the input " +
                             to_string(x.dims) + " has " + std::to_string(x.dims[3]));
     check_int_elements(v, x.dims, "the input");
-    const Dims out{x.dims[0], 3, x.dims[1], x.dims[2]};
+    const Dims out =
+        c.nhwc ? Dims{x.dims[0], x.dims[1], x.dims[2], 3} : Dims{x.dims[0], 3, x.dims[1], x.dims[2]};
     check_int_elements(v, out, "the output");
     return {{out, ElementType::Float32}};
   }
@@ -105,7 +113,7 @@ class ImageToTensorOp final : public Op {
     const Dims& d = in[0]->dims;
     const std::int64_t N = d[0], HW = d[1] * d[2];
     Tensor out;
-    out.dims = {N, 3, d[1], d[2]};
+    out.dims = c.nhwc ? Dims{N, d[1], d[2], 3} : Dims{N, 3, d[1], d[2]};
     out.values.resize(static_cast<std::size_t>(N * 3 * HW));
     for (std::int64_t n = 0; n < N; ++n)
       for (std::int64_t p = 0; p < HW; ++p)
@@ -113,8 +121,9 @@ class ImageToTensorOp final : public Op {
           const std::uint8_t byte =
               in[0]->bytes[static_cast<std::size_t>((n * HW + p) * c.bytes_per_pixel + c.source[k])];
           const float centred = static_cast<float>(byte) - c.mean[k];  // rounded once, as on the device
-          out.values[static_cast<std::size_t>((n * 3 + static_cast<std::int64_t>(k)) * HW + p)] =
-              centred * c.scale[k];
+          const auto channel = static_cast<std::int64_t>(k);
+          out.values[static_cast<std::size_t>(c.nhwc ? (n * HW + p) * 3 + channel
+                                                     : (n * 3 + channel) * HW + p)] = centred * c.scale[k];
         }
     return {out};
   }

@@ -105,6 +105,45 @@ void every_format_and_order(Variant variant) {
 XNORCL_VARIANT_TEST("image input: every pixel format and channel order, converted on the device", "[image]",
                     every_format_and_order)
 
+// A model converted from TensorFlow takes NHWC images [N, H, W, 3]: the conversion writes NHWC floats.
+void nhwc_model_input(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(64);
+  const std::int64_t N = 2, H = 5, W = 19;
+  Graph model;
+  model.inputs = {{"image", {N, H, W, 3}}};
+  model.constants["w"] = random_floats({4, 3, 3, 3}, rng, -0.05f, 0.05f);
+  const std::string nchw = add_node(model, "nchw", "Transpose", {"image"}, {{"order", Ints{0, 3, 1, 2}}});
+  model.outputs = {add_node(model, "conv", "Convolution", {nchw, "w"},
+                            {{"strides", Ints{1, 1}},
+                             {"dilations", Ints{1, 1}},
+                             {"pads_begin", Ints{0, 0}},
+                             {"pads_end", Ints{0, 0}}})};
+  ImageInput image;
+  image.format = PixelFormat::BGRA;
+  image.mean = {10.5f, 20.25f, 30.125f};
+  image.scale = {0.5f, 0.125f, 2.0f};
+  const Graph g = with_image_input(model, "image", image);
+  REQUIRE(g.validate().at("image").dims == Dims{N, H, W, 4});
+  REQUIRE(g.validate().at("image/image").dims == Dims{N, H, W, 3});
+  const std::map<std::string, Tensor> inputs{{"image", random_frame({N, H, W, 4}, rng)}};
+  // The formula's NCHW values, laid out NHWC.
+  const std::vector<float> planes = expected(inputs.at("image"), image);
+  std::vector<float> want(planes.size());
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t c = 0; c < 3; ++c)
+      for (std::int64_t p = 0; p < H * W; ++p)
+        want[static_cast<std::size_t>((n * H * W + p) * 3 + c)] =
+            planes[static_cast<std::size_t>((n * 3 + c) * H * W + p)];
+  Model m(rt, g);
+  const auto trace = m.run_trace(inputs);
+  CHECK(same_bits(trace.at("image/image").values, want));
+  const auto reference = reference_graph(g, inputs);
+  CHECK(same_bits(reference.at("image/image").values, want));
+  CHECK(compare_tensors(m.run(inputs).at(g.outputs[0]), reference.at(g.outputs[0]), false, 1e-5).empty());
+}
+XNORCL_VARIANT_TEST("image input: an NHWC model input gets NHWC floats", "[image]", nhwc_model_input)
+
 TEST_CASE("image input: saved in the graph file (version 3) and loaded back, from memory too", "[image]") {
   Runtime& rt = runtime_for(Variant::Global);
   std::mt19937 rng(63);
@@ -158,7 +197,8 @@ TEST_CASE("image input: bad images and graphs are refused before any device work
   refuses([&] { with_image_input(base, "frame", {}); }, "'frame' is no graph input");
   Graph four_channels = base;
   four_channels.inputs[0].dims = {1, 4, 4, 5};
-  refuses([&] { with_image_input(four_channels, "image", {}); }, "f32 [1, 4, 4, 5]");
+  refuses([&] { with_image_input(four_channels, "image", {}); },
+          "f32 [1, 4, 4, 5]; an image becomes f32 [N, 3, H, W] or [N, H, W, 3]");
   ImageInput nan_mean;
   nan_mean.mean[1] = std::nanf("");
   refuses([&] { with_image_input(base, "image", nan_mean); }, "mean[1]");
@@ -186,6 +226,9 @@ TEST_CASE("image input: bad images and graphs are refused before any device work
   wrong.nodes[0].attributes["format"] = std::string("yuv");
   refuses([&] { wrong.validate(); }, "format 'yuv'");
   wrong.nodes[0].attributes["format"] = std::string("bgr");
+  wrong.nodes[0].attributes["layout"] = std::string("chw");
+  refuses([&] { wrong.validate(); }, "layout 'chw'");
+  wrong.nodes[0].attributes.erase("layout");
   wrong.nodes[0].attributes["scale"] = std::vector<double>{1, 2};
   refuses([&] { wrong.validate(); }, "scale takes 1 or 3 values");
   Graph bits;

@@ -4,6 +4,8 @@ pixels converted on the device. The outputs equal the float model's run on the s
 (float32 arithmetic, rounded after the subtraction and after the product), bit for bit; bad images and
 specifications are refused before any device work."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -73,3 +75,22 @@ def test_bad_images_are_refused(model_path):
         xnorcl.load(model_path, runtime=rt, images={"frame": xnorcl.ImageInput()})
     with pytest.raises(TypeError, match="xnorcl.ImageInput"):
         xnorcl.load(model_path, runtime=rt, images={"input": "rgba"})
+
+
+def test_a_converted_larq_model_takes_frames_into_its_nhwc_input(tmp_path):
+    """A model converted from LCE keeps TensorFlow's NHWC input [1, 32, 32, 3]: frames convert to NHWC."""
+    xnn = tmp_path / "quicknet.xnn"
+    fixture = Path(__file__).parent / "larq_fixtures" / "quicknet_small_32.tflite"
+    xnorcl.convert(str(fixture), str(xnn))
+    rt = runtime_for("global")
+    floats = xnorcl.load(str(xnn), runtime=rt)
+    name, shape = floats.inputs[0]
+    assert shape == (1, 32, 32, 3)
+    image = xnorcl.ImageInput("rgba", mean=MEAN, scale=SCALE)
+    model = xnorcl.load(str(xnn), runtime=rt, images={name: image})
+    assert model.inputs == [(name, (1, 32, 32, 4))]
+    frame = np.random.default_rng(9).integers(0, 256, size=(1, 32, 32, 4), dtype=np.uint8)
+    x = np.ascontiguousarray(converted(frame, "rgba", "rgb").transpose(0, 2, 3, 1))
+    want = floats.run(x)
+    got = model.run(frame)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
