@@ -65,8 +65,9 @@ Conversion conversion(const NodeView& v) {
 class ImageToTensorStep final : public LinearStep {
  public:
   ImageToTensorStep(const Runtime& rt, const NodeView& v, const Conversion& c)
-      : LinearStep(rt, "image_to_tensor.cl", "image_to_tensor " + to_string(v.inputs[0].dims),
-                   "image_to_tensor " + to_string(v.inputs[0].dims)),
+      : LinearStep(rt, "image_to_tensor.cl",
+                   "image_to_tensor " + to_string(v.inputs[0].dims) + (c.nhwc ? " nhwc" : " nchw"),
+                   "image_to_tensor " + to_string(v.inputs[0].dims) + (c.nhwc ? " nhwc" : " nchw")),
         c_(c),
         pixels_(product(v.inputs[0].dims) / c.bytes_per_pixel),
         hw_(v.inputs[0].dims[1] * v.inputs[0].dims[2]),
