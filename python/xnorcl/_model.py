@@ -28,7 +28,7 @@ class ImageInput:
     """How a camera frame's bytes become a model's float input, converted on the device.
 
     The input then takes a uint8 array [N, H, W, 3 or 4] of interleaved pixels instead of float32
-    [N, 3, H, W]: format is the bytes of a pixel ("rgb", "rgba", "bgr", "bgra"; the fourth byte is dropped),
+    [N, 3, H, W] (or NHWC [N, H, W, 3], as models converted from TensorFlow take): format is the bytes of a pixel ("rgb", "rgba", "bgr", "bgra"; the fourth byte is dropped),
     order the model's channel order ("rgb" or "bgr"), and each value is (byte - mean[c]) * scale[c] per model
     channel, as float32. No resizing: a frame has the model's height and width."""
 
@@ -245,5 +245,6 @@ def load(
     naming the offset (after the path, or after "model bytes"); any other type TypeError.
 
     images takes inputs as camera frames: {"input": xnorcl.ImageInput("rgba", mean=..., scale=...)} makes the
-    float32 input "input" [N, 3, H, W] take uint8 pixels [N, H, W, 4], converted on the device."""
+    float32 input "input" [N, 3, H, W] (or [N, H, W, 3]) take uint8 pixels [N, H, W, 4], converted on the
+    device."""
     return Model(source, runtime, images)

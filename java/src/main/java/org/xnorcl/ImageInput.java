@@ -6,10 +6,11 @@ import java.util.Objects;
 /**
  * How a camera frame's bytes become a model's float input, converted on the device in the model's first
  * step. Given to {@link Model#load(Runtime, byte[], java.util.Map)} for a float input of shape
- * [N, 3, H, W], it makes that input take interleaved 8-bit pixels [N, H, W, 3 or 4] (row by row, as a
- * camera or an {@code android.graphics.Bitmap} of ARGB_8888 copied with {@code copyPixelsToBuffer} holds
- * RGBA), run with {@link Model#run(byte[])}. Each value is (byte - mean[c]) * scale[c] in the model's channel
- * order, as float32. There is no resizing: a frame has the model's height and width.
+ * [N, 3, H, W] (or NHWC [N, H, W, 3], as models converted from TensorFlow take), it makes that input take
+ * interleaved 8-bit pixels [N, H, W, 3 or 4] (row by row, as a camera or an {@code android.graphics.Bitmap}
+ * of ARGB_8888 copied with {@code copyPixelsToBuffer} holds RGBA), run with {@link Model#run(byte[])}. Each
+ * value is (byte - mean[c]) * scale[c] in the model's channel order, as float32. There is no resizing: a
+ * frame has the model's height and width.
  */
 public final class ImageInput {
   /** The bytes of one pixel; RGBA's and BGRA's fourth byte (alpha) is dropped. */
