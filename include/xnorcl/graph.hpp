@@ -101,6 +101,12 @@ class Graph {
 // Camera frames in: how the bytes of an interleaved uint8 image become a model's float input.
 enum class PixelFormat { RGB, RGBA, BGR, BGRA };  // the bytes of one pixel; RGBA's and BGRA's 4th is dropped
 enum class ChannelOrder { RGB, BGR };             // the model's channels
+// As ImageToTensor's attributes spell them: "rgb", "rgba", "bgr", "bgra"; "rgb", "bgr".
+std::string to_string(PixelFormat format);
+std::string to_string(ChannelOrder order);
+// The format or order a text names; InvalidArgument naming the text and the choices otherwise.
+PixelFormat parse_pixel_format(const std::string& text);
+ChannelOrder parse_channel_order(const std::string& text);
 struct ImageInput {
   PixelFormat format = PixelFormat::RGBA;
   ChannelOrder order = ChannelOrder::RGB;

@@ -249,13 +249,8 @@ std::vector<float> output_values(Tensor&& t) {
   if (t.type != ElementType::Bits) return std::move(t.values);
   Shape s{1, 1, 1, 1};
   for (std::size_t i = 0; i < t.dims.size() && i < 4; ++i) s[i] = t.dims[i];
-  std::vector<float> v;
-  v.reserve(static_cast<std::size_t>(element_count(t.dims)));
-  for (std::int64_t n = 0; n < s[0]; ++n)
-    for (std::int64_t c = 0; c < s[1]; ++c)
-      for (std::int64_t y = 0; y < s[2]; ++y)
-        for (std::int64_t x = 0; x < s[3]; ++x)
-          v.push_back(packed_bit(t.words.data(), s, n, c, y, x) ? 1.0f : -1.0f);
+  std::vector<float> v = unpack_activations(t.words.data(), s);  // 1 and 0
+  for (float& x : v) x = 2 * x - 1;
   return v;
 }
 

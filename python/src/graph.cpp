@@ -27,19 +27,12 @@ using ImageSpec = std::tuple<std::string, std::string, std::array<float, 3>, std
 ImageInput image_input(const std::string& name, const ImageSpec& spec) {
   const auto& [format, order, mean, scale] = spec;
   ImageInput image;
-  const std::vector<std::pair<const char*, PixelFormat>> formats = {{"rgb", PixelFormat::RGB},
-                                                                    {"rgba", PixelFormat::RGBA},
-                                                                    {"bgr", PixelFormat::BGR},
-                                                                    {"bgra", PixelFormat::BGRA}};
-  const auto f =
-      std::find_if(formats.begin(), formats.end(), [&](const auto& e) { return format == e.first; });
-  if (f == formats.end())
-    throw InvalidArgument("image input '" + name + "': format '" + format +
-                          "' is none of rgb, rgba, bgr, bgra");
-  if (order != "rgb" && order != "bgr")
-    throw InvalidArgument("image input '" + name + "': order '" + order + "' is neither rgb nor bgr");
-  image.format = f->second;
-  image.order = order == "rgb" ? ChannelOrder::RGB : ChannelOrder::BGR;
+  try {
+    image.format = parse_pixel_format(format);
+    image.order = parse_channel_order(order);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument("image input '" + name + "': " + e.what());
+  }
   image.mean = mean;
   image.scale = scale;
   return image;

@@ -334,6 +334,27 @@ void check_graph_inputs(const Graph& graph, const std::map<std::string, Tensor>&
 
 }  // namespace detail
 
+std::string to_string(PixelFormat format) {
+  const char* names[] = {"rgb", "rgba", "bgr", "bgra"};
+  return names[static_cast<int>(format)];
+}
+
+std::string to_string(ChannelOrder order) {
+  return order == ChannelOrder::RGB ? "rgb" : "bgr";
+}
+
+PixelFormat parse_pixel_format(const std::string& text) {
+  for (PixelFormat f : {PixelFormat::RGB, PixelFormat::RGBA, PixelFormat::BGR, PixelFormat::BGRA})
+    if (text == to_string(f)) return f;
+  throw InvalidArgument("format '" + text + "' is none of rgb, rgba, bgr, bgra");
+}
+
+ChannelOrder parse_channel_order(const std::string& text) {
+  for (ChannelOrder o : {ChannelOrder::RGB, ChannelOrder::BGR})
+    if (text == to_string(o)) return o;
+  throw InvalidArgument("order '" + text + "' is neither rgb nor bgr");
+}
+
 Graph with_image_input(Graph graph, const std::string& input, const ImageInput& image) {
   const auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(),
                                [&](const GraphInput& in) { return in.name == input; });
@@ -362,10 +383,9 @@ Graph with_image_input(Graph graph, const std::string& input, const ImageInput& 
   for (Node& n : graph.nodes) std::replace(n.inputs.begin(), n.inputs.end(), input, converted);
   std::replace(graph.outputs.begin(), graph.outputs.end(), input, converted);
   const bool four = image.format == PixelFormat::RGBA || image.format == PixelFormat::BGRA;
-  const char* formats[] = {"rgb", "rgba", "bgr", "bgra"};
   Attributes a;
-  a["format"] = std::string(formats[static_cast<int>(image.format)]);
-  a["order"] = std::string(image.order == ChannelOrder::RGB ? "rgb" : "bgr");
+  a["format"] = to_string(image.format);
+  a["order"] = to_string(image.order);
   a["mean"] = std::vector<double>(image.mean.begin(), image.mean.end());
   a["scale"] = std::vector<double>(image.scale.begin(), image.scale.end());
   if (nhwc) a["layout"] = std::string("nhwc");

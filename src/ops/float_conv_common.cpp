@@ -264,9 +264,7 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
   };
   const auto accept = [work_group_of, cap](const std::string& config) {
     const auto c = detail::config_value(config, "cols");
-    const int wg = work_group_of(config);
-    return c && (*c == 8 || *c == 16) && detail::is_linear_work_group_size(wg) &&
-           static_cast<std::size_t>(wg) <= cap;
+    return c && (*c == 8 || *c == 16) && detail::linear_work_group_fits(work_group_of(config), cap);
   };
   detail::TuningPoint point =
       detail::choose_config(*s, "convolution " + convolution_class(g, a, groups),

@@ -40,22 +40,20 @@ std::array<float, 3> per_channel(const NodeView& v, const std::string& name, flo
   return out;
 }
 
+// Refusals name no node: graph validation puts the node in front.
 Conversion conversion(const NodeView& v) {
-  const std::string format = v.text("format");
-  const std::string order = v.text("order", "rgb");
-  if (format != "rgb" && format != "rgba" && format != "bgr" && format != "bgra")
-    throw InvalidArgument(v.where() + ": format '" + format + "' is none of rgb, rgba, bgr, bgra");
-  if (order != "rgb" && order != "bgr")
-    throw InvalidArgument(v.where() + ": order '" + order + "' is neither rgb nor bgr");
+  const PixelFormat format = parse_pixel_format(v.text("format"));
+  const ChannelOrder order = parse_channel_order(v.text("order", "rgb"));
   Conversion c;
-  c.bytes_per_pixel = format.size() == 4 ? 4 : 3;
-  const bool source_bgr = format[0] == 'b', model_bgr = order == "bgr";
+  c.bytes_per_pixel = format == PixelFormat::RGBA || format == PixelFormat::BGRA ? 4 : 3;
+  const bool source_bgr = format == PixelFormat::BGR || format == PixelFormat::BGRA;
+  const bool model_bgr = order == ChannelOrder::BGR;
   // Model channel k holds colour k of its order; the pixel holds that colour at the same place when the
   // orders agree, mirrored (0 <-> 2) when they differ.
   for (int k = 0; k < 3; ++k) c.source[static_cast<std::size_t>(k)] = source_bgr == model_bgr ? k : 2 - k;
   const std::string layout = v.text("layout", "nchw");
   if (layout != "nchw" && layout != "nhwc")
-    throw InvalidArgument(v.where() + ": layout '" + layout + "' is neither nchw nor nhwc");
+    throw InvalidArgument("layout '" + layout + "' is neither nchw nor nhwc");
   c.nhwc = layout == "nhwc";
   c.mean = per_channel(v, "mean", 0.0f);
   c.scale = per_channel(v, "scale", 1.0f);
@@ -65,9 +63,11 @@ Conversion conversion(const NodeView& v) {
 class ImageToTensorStep final : public LinearStep {
  public:
   ImageToTensorStep(const Runtime& rt, const NodeView& v, const Conversion& c)
-      : LinearStep(rt, "image_to_tensor.cl",
-                   "image_to_tensor " + to_string(v.inputs[0].dims) + (c.nhwc ? " nhwc" : " nchw"),
-                   "image_to_tensor " + to_string(v.inputs[0].dims) + (c.nhwc ? " nhwc" : " nchw")),
+      : ImageToTensorStep(rt, v, c,
+                          "image_to_tensor " + to_string(v.inputs[0].dims) + (c.nhwc ? " nhwc" : " nchw")) {}
+  // The description names the launch geometry, so it is the tuning class too.
+  ImageToTensorStep(const Runtime& rt, const NodeView& v, const Conversion& c, const std::string& what)
+      : LinearStep(rt, "image_to_tensor.cl", what, what),
         c_(c),
         pixels_(product(v.inputs[0].dims) / c.bytes_per_pixel),
         hw_(v.inputs[0].dims[1] * v.inputs[0].dims[2]),

@@ -245,9 +245,10 @@ std::vector<std::size_t> linear_work_group_candidates(TuneSearch search, std::si
   return out;
 }
 
-bool is_linear_work_group_size(std::int64_t size) {
+bool linear_work_group_fits(std::int64_t size, std::size_t work_group_cap) {
   const std::vector<std::size_t> sizes = linear_work_group_sizes();
-  return size > 0 && std::find(sizes.begin(), sizes.end(), static_cast<std::size_t>(size)) != sizes.end();
+  return size > 0 && static_cast<std::size_t>(size) <= work_group_cap &&
+         std::find(sizes.begin(), sizes.end(), static_cast<std::size_t>(size)) != sizes.end();
 }
 
 std::string linear_build_options(std::size_t work_group_size, int word_bits) {

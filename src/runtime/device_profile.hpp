@@ -91,8 +91,9 @@ std::vector<std::size_t> linear_work_group_sizes();
 // 32 and 16, normal down to 8, exhaustive every size.
 std::vector<std::size_t> linear_work_group_candidates(TuneSearch search, std::size_t default_size,
                                                       std::size_t work_group_cap);
-// Whether a tuned work-group size is one of linear_work_group_sizes() (a file may hold anything).
-bool is_linear_work_group_size(std::int64_t size);
+// Whether a tuned work-group size is one of linear_work_group_sizes() within `work_group_cap` (a tuning file
+// may hold anything).
+bool linear_work_group_fits(std::int64_t size, std::size_t work_group_cap);
 // word_bits 0: a kernel file without packed words (the network layers'); else -DWORD_BITS (im2col_pack.cl).
 std::string linear_build_options(std::size_t work_group_size, int word_bits = 0);
 

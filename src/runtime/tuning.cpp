@@ -120,7 +120,7 @@ RuntimeState::LinearProgram tuned_linear_program(const RuntimeState& state, cons
   const std::size_t default_size = base.work_group, cap = state.work_group_cap;
   const auto accept = [cap](const std::string& config) {
     const std::optional<int> size = config_value(config, "wg");
-    return size && is_linear_work_group_size(*size) && static_cast<std::size_t>(*size) <= cap;
+    return size && linear_work_group_fits(*size, cap);
   };
   const auto candidates = [default_size, cap](TuneSearch search) {
     std::vector<std::string> texts;
