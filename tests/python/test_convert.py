@@ -22,6 +22,7 @@ def test_registry_knows_the_formats_and_their_extras():
     by_suffix = {s: f for f in conversion.FORMATS for s in f.suffixes}
     assert by_suffix[".xml"].extra == "openvino"
     assert by_suffix[".tflite"].extra == "tflite"
+    assert by_suffix[".onnx"].extra == "onnx"
     assert conversion.format_for("Model.XML").name == "OpenVINO IR"
 
 
@@ -34,14 +35,15 @@ def test_a_format_without_its_converter_says_so(tmp_path, monkeypatch):
     message = str(info.value)
     assert "has no Some Format converter yet" in message
     assert ".xml" in message and ".tflite" in message and "[openvino]" in message and "[tflite]" in message
-    assert message.endswith("Converters installed in this version: OpenVINO IR, Larq Compute Engine TFLite.")
+    assert message.endswith(
+        "Converters installed in this version: OpenVINO IR, Larq Compute Engine TFLite, ONNX (PyTorch, Brevitas/QONNX).")
     assert isinstance(info.value, xnorcl.Error)
     assert not destination.exists()
 
 
 def test_unknown_suffix_lists_the_known_ones(tmp_path):
-    with pytest.raises(xnorcl.InvalidArgument, match=r"no converter reads '\.onnx' files; the formats are \.xml"):
-        xnorcl.convert(str(tmp_path / "model.onnx"), str(tmp_path / "out.xnn"))
+    with pytest.raises(xnorcl.InvalidArgument, match=r"no converter reads '\.pb' files; the formats are \.xml"):
+        xnorcl.convert(str(tmp_path / "model.pb"), str(tmp_path / "out.xnn"))
 
 
 def run_cli(*args):

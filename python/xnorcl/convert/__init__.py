@@ -3,8 +3,8 @@
 
 Conversion happens offline, on a desktop; a device only loads .xnn files. Each format is read by its own
 maintained reader package, installed through the package's extras (`pip install "xnorcl[openvino]"`,
-`"xnorcl[tflite]"` or `"xnorcl[all]"`). The registry below lists every format by file suffix; a format whose
-converter is not in this version says so.
+`"xnorcl[tflite]"`, `"xnorcl[onnx]"` or `"xnorcl[all]"`). The registry below lists every format by file
+suffix; a format whose converter is not in this version says so.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ class Format:
 FORMATS: Tuple[Format, ...] = (
     Format("OpenVINO IR", (".xml",), "openvino", ("openvino",), "xnorcl.convert.openvino"),
     Format("Larq Compute Engine TFLite", (".tflite",), "tflite", ("tflite", "flatbuffers"), "xnorcl.convert.tflite"),
+    Format("ONNX (PyTorch, Brevitas/QONNX)", (".onnx",), "onnx", ("onnx",), "xnorcl.convert.onnx"),
 )
 
 
