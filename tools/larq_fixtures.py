@@ -27,9 +27,11 @@ For every case the script writes into the output folder:
   the folded multipliers, biases and bit-packed output thresholds are not
   trivial; about a third of the gammas are negative, which makes LCE flip filter
   bits when it writes bit-packed output). A linear Dense layer (the zoo heads)
-  is scaled so that the softmax after it is not saturated.
+  is scaled so that the softmax after it is not saturated. A QuantDense layer
+  gets a seeded random bias (LCE leaves a zero bias out of the model).
 * NAME.npz with
-  - `inputs`: float32 [S, H, W, C], S seeded random samples.  The .tflite input is
+  - `inputs`: float32 [S, H, W, C] ([S, K] or [S, R, K] for the dense cases), S
+    seeded random samples (2; 8 for the dense cases).  The .tflite input is
     [1, H, W, C]; every sample is run on its own as a batch of one.
   - `outputs`: LCE's interpreter (`larq_compute_engine.tflite.python.interpreter.
     Interpreter`, num_threads=1, default kernels: on x86 the Ruy "optimized BGEMM"
@@ -42,8 +44,15 @@ For every case the script writes into the output folder:
   - `versions`: string array "package=version" for python, tensorflow, tf-keras,
     larq, larq-compute-engine, larq-zoo, numpy.
 * MANIFEST.json: every model, what it covers, the ops it contains (builtin and
-  custom, with counts), each LceBconv2d's custom options and tensor types, and
-  the versions.
+  custom, with counts), each LceBconv2d's custom options and tensor types, each
+  FULLY_CONNECTED's tensors and whether its weights are +-1, +-alpha per output
+  or float (`fully_connected`, where the model has one), and the versions.
+
+`--only NAME ...` regenerates those cases alone and keeps the other entries of
+MANIFEST.json; each case's seed is its position in CASES, so new cases go at the
+end. The dense cases (quantdense_*, quant_mlp_*, quant_conv_dense_*,
+sign_flatten_binary_dense) were added that way, leaving the files before them
+byte for byte as they were.
 
 tools/lce_check_fixtures.py runs LCE's interpreter on the committed fixtures
 again and needs only larq-compute-engine and numpy<2 (no TensorFlow).
@@ -84,6 +93,17 @@ def qconv(filters, kernel, **kw):
     return lq.layers.QuantConv2D(
         filters,
         kernel,
+        input_quantizer="ste_sign",
+        kernel_quantizer="ste_sign",
+        kernel_constraint="weight_clip",
+        **kw,
+    )
+
+
+def qdense(units, **kw):
+    """A binary fully connected layer, as qconv: ste_sign on input and kernel, weight_clip."""
+    return lq.layers.QuantDense(
+        units,
         input_quantizer="ste_sign",
         kernel_quantizer="ste_sign",
         kernel_constraint="weight_clip",
@@ -193,6 +213,64 @@ def int8_residual(hw, c_in):
     return tf.keras.Model(x, bn()(z))
 
 
+def quantdense(k, units, batch_norm):
+    """[1, K] -> QuantDense (-> BN) for each of `units`: LceQuantize of a 2-D tensor, LceDequantize and a float
+    FULLY_CONNECTED with +-1 weights (+-alpha per output where LCE folds the BN into them)."""
+    x = tf.keras.Input((k,))
+    y = x
+    for u in units:
+        y = qdense(u)(y)
+        if batch_norm:
+            y = bn()(y)
+    return tf.keras.Model(x, y)
+
+
+def quant_mlp(k, hidden, classes):
+    """A binary MLP: float BN -> (QuantDense -> BN) for each hidden width -> QuantDense -> BN -> softmax."""
+    x = tf.keras.Input((k,))
+    y = bn()(x)
+    for u in list(hidden) + [classes]:
+        y = bn()(qdense(u)(y))
+    return tf.keras.Model(x, tf.keras.layers.Activation("softmax")(y))
+
+
+def quant_conv_dense(hw, c_in, classes):
+    """Convolutions, then dense layers: BN -> QuantConv2D -> BN -> MaxPool2D -> QuantConv2D -> BN -> Flatten
+    -> QuantDense -> BN -> QuantDense -> BN -> float Dense -> softmax."""
+    x = tf.keras.Input((hw, hw, c_in))
+    y = bn()(x)
+    y = bn()(qconv(32, 3, padding="same", pad_values=1.0)(y))
+    y = tf.keras.layers.MaxPool2D(2)(y)
+    y = bn()(qconv(16, 3, padding="same", pad_values=1.0)(y))
+    y = tf.keras.layers.Flatten()(y)
+    y = bn()(qdense(48)(y))
+    y = bn()(qdense(24)(y))
+    y = tf.keras.layers.Dense(classes)(y)
+    return tf.keras.Model(x, tf.keras.layers.Activation("softmax")(y))
+
+
+def sign_flatten_binary_dense(hw, c, units):
+    """BN -> ste_sign -> Flatten -> QuantDense with a binary kernel and no input quantizer -> BN: LCE writes
+    LceQuantize and LceDequantize of the 4-D tensor, RESHAPE, then FULLY_CONNECTED with +-alpha weights."""
+    x = tf.keras.Input((hw, hw, c))
+    y = lq.quantizers.SteSign()(bn()(x))
+    y = tf.keras.layers.Flatten()(y)
+    y = lq.layers.QuantDense(units, kernel_quantizer="ste_sign", kernel_constraint="weight_clip")(y)
+    return tf.keras.Model(x, bn()(y))
+
+
+def quantdense_float_kernel(k, units):
+    """QuantDense with ste_sign on its input only: a float FULLY_CONNECTED after a 2-D LceDequantize."""
+    x = tf.keras.Input((k,))
+    return tf.keras.Model(x, lq.layers.QuantDense(units, input_quantizer="ste_sign")(x))
+
+
+def quantdense_3d(rows, k, units):
+    """QuantDense on a [1, rows, K] input: LceQuantize of a 3-D tensor, FULLY_CONNECTED with keep_num_dims."""
+    x = tf.keras.Input((rows, k))
+    return tf.keras.Model(x, qdense(units)(x))
+
+
 def quicknet_small(hw, classes):
     return lqz.sota.QuickNetSmall(
         weights=None, input_shape=(hw, hw, 3), num_classes=classes
@@ -284,7 +362,31 @@ CASES = [
      "int8: QuickNet-Small converted with experimental_default_int8_range=(-3, 3): int8 CONV_2D, "
      "DEPTHWISE_CONV_2D, MAX_POOL_2D, AVERAGE_POOL_2D, FULLY_CONNECTED, SOFTMAX with QUANTIZE/DEQUANTIZE "
      "around the binary blocks"),
+    ("quantdense_77_10", quantdense, dict(k=77, units=[10], batch_norm=False),
+     "dense: QuantDense(10) with a random bias on a [1, 77] input: LceQuantize of [1, 77] (INT32 [1, 3]), "
+     "LceDequantize, FULLY_CONNECTED with +-1 weights [10, 77] and the bias"),
+    ("quantdense_77_10_bn", quantdense, dict(k=77, units=[10], batch_norm=True),
+     "dense: QuantDense(10) -> BN: LCE folds the BN into the FULLY_CONNECTED, weights +-alpha per output"),
+    ("quantdense_77_40_10_bn", quantdense, dict(k=77, units=[40, 10], batch_norm=True),
+     "dense: QuantDense(40) -> BN -> QuantDense(10) -> BN: the first FULLY_CONNECTED's output is binarized "
+     "again (LceQuantize of [1, 40])"),
+    ("quant_mlp_77_96_64_10", quant_mlp, dict(k=77, hidden=[96, 64], classes=10),
+     "dense: a binary MLP, float BN -> three QuantDense (96, 64, 10), each -> BN, -> softmax"),
+    ("quant_conv_dense_10x10", quant_conv_dense, dict(hw=10, c_in=3, classes=10),
+     "dense: QuantConv2D (bit-packed output) -> LceBMaxPool2d -> QuantConv2D -> BN -> Flatten (RESHAPE of "
+     "[1, 5, 5, 16]) -> QuantDense(48) -> BN -> QuantDense(24) -> BN -> float Dense -> softmax"),
+    ("sign_flatten_binary_dense", sign_flatten_binary_dense, dict(hw=4, c=5, units=10),
+     "dense: ste_sign -> Flatten -> QuantDense with a binary kernel only -> BN: LceDequantize of [1, 4, 4, 5], "
+     "RESHAPE to [1, 80], FULLY_CONNECTED with +-alpha weights over the NHWC flatten order"),
+    ("quantdense_float_kernel_77_10", quantdense_float_kernel, dict(k=77, units=10),
+     "dense: QuantDense with ste_sign on the input only: LceDequantize of [1, 77] read by a float "
+     "FULLY_CONNECTED"),
+    ("quantdense_3d_unsupported", quantdense_3d, dict(rows=3, k=77, units=10),
+     "dense: QuantDense on a [1, 3, 77] input: LceQuantize of a 3-D tensor (for the refusal test)"),
 ]
+
+# Samples per case where SAMPLES is too few: the dense cases are small and cheap to run.
+SAMPLES_OF = {name: 8 for name, *_ in CASES if name.startswith(("quantdense", "quant_", "sign_flatten"))}
 
 # int8 models whose first int8 CONV_2D output LCE also writes (NAME.npz `probe_outputs`).
 PROBED = {"quicknet_small_32_int8"}
@@ -306,6 +408,11 @@ def randomize(model, rng, calib):
     accumulator. Layers are visited in order, so each one sees the already
     randomised layers before it.
     """
+    # QuantDense's bias starts at zero, and LCE leaves a zero bias out: a random one puts it in the model.
+    for layer in model.layers:
+        if isinstance(layer, lq.layers.QuantDense) and layer.use_bias:
+            kernel, bias = layer.get_weights()
+            layer.set_weights([kernel, rng.normal(0.0, 2.0, bias.shape).astype(np.float32)])
     for layer in model.layers:
         if not isinstance(layer, tf.keras.layers.BatchNormalization):
             continue
@@ -331,9 +438,11 @@ def randomize(model, rng, calib):
         layer.set_weights(weights)
     # The zoo heads end in Dense -> softmax; scale each linear Dense so its
     # outputs have a standard deviation of about 1.5 and the softmax is not
-    # saturated (a one-hot output would test nothing).
+    # saturated (a one-hot output would test nothing). A QuantDense is left as it is: a BN after it was
+    # calibrated on its outputs above.
     for layer in model.layers:
-        if isinstance(layer, tf.keras.layers.Dense) and layer.activation.__name__ == "linear":
+        if (isinstance(layer, tf.keras.layers.Dense) and not isinstance(layer, lq.layers.QuantDense)
+                and layer.activation.__name__ == "linear"):
             probe = tf.keras.Model(model.inputs, layer.output)
             scale = 1.5 / (probe(calib, training=False).numpy().std() + 1e-6)
             layer.set_weights([w * np.float32(scale) for w in layer.get_weights()])
@@ -353,10 +462,24 @@ def _tensor_info(g, i):
     return {"type": TYPE_NAMES[t.Type()], "shape": t.ShapeAsNumpy().tolist() if t.ShapeLength() else []}
 
 
+def _fc_weights(m, g, i):
+    """What a FULLY_CONNECTED's float weights are: "+-1", "+-alpha per output" or "float"."""
+    t = g.Tensors(i)
+    raw = m.Buffers(t.Buffer()).DataAsNumpy()
+    if t.Type() != tflite.TensorType.FLOAT32 or isinstance(raw, int):
+        return TYPE_NAMES[t.Type()]
+    w = np.frombuffer(raw.tobytes(), "<f4").reshape(t.ShapeAsNumpy())
+    alpha = np.abs(w).max(axis=1, keepdims=True)
+    if (np.abs(w) == 1).all():
+        return "+-1"
+    return "+-alpha per output" if (np.abs(w) == alpha).all() else "float"
+
+
 def inspect_flatbuffer(buf):
     m = tflite.Model.GetRootAsModel(buf, 0)
     counts = collections.Counter()
     bconvs, bmaxpools, tensor_types = [], [], collections.Counter()
+    fcs = []
     for s in range(m.SubgraphsLength()):
         g = m.Subgraphs(s)
         for t in range(g.TensorsLength()):
@@ -373,11 +496,14 @@ def inspect_flatbuffer(buf):
                 opts = flexbuffers.Loads(op.CustomOptionsAsNumpy().tobytes())
                 entry = {"options": dict(sorted(opts.items())), "inputs": ins, "output": outs[0]}
                 (bconvs if name == "LceBconv2d" else bmaxpools).append(entry)
+            if name == "FULLY_CONNECTED":
+                fcs.append({"inputs": ins, "weights": _fc_weights(m, g, op.Inputs(1)), "output": outs[0]})
     return {
         "ops": dict(sorted(counts.items())),
         "tensor_types": dict(sorted(tensor_types.items())),
         "bconv2d": bconvs,
         "bmaxpool2d": bmaxpools,
+        **({"fully_connected": fcs} if fcs else {}),
     }
 
 
@@ -443,9 +569,10 @@ def versions():
 
 
 def make_inputs(rng, shape, name):
+    samples = SAMPLES_OF.get(name, SAMPLES)
     if name.endswith("_io"):  # int8 input: the int8 numbers
-        return rng.integers(-128, 128, (SAMPLES,) + tuple(shape)).astype(np.int8)
-    x = rng.normal(0.0, 1.0, (SAMPLES,) + tuple(shape)).astype(np.float32)
+        return rng.integers(-128, 128, (samples,) + tuple(shape)).astype(np.int8)
+    x = rng.normal(0.0, 1.0, (samples,) + tuple(shape)).astype(np.float32)
     if name.startswith("quantize_dequantize"):
         special = np.array(
             [0.0, -0.0, -1e-45, 1e-45, -1e-38, 1e-38, -1.1754944e-38, 1.1754944e-38,
@@ -555,7 +682,7 @@ def main():
             "tflite_bytes": len(buf),
             "tflite_sha256": hashlib.sha256(buf).hexdigest(),
             "input_shape": [1] + list(in_shape),
-            "samples": SAMPLES,
+            "samples": int(x.shape[0]),
             "output_shape": list(outputs.shape),
             "outputs_kernel": out_kernel,
             "reference_bconv_kernel": ref_note,

@@ -17,8 +17,13 @@ the outputs of LCE's interpreter stored beside each model.
   from a value near a rounding tie, and an average of integers meets exact ties. So int8 outputs are checked
   within one step, with few such steps, and the first int8 convolution of QuickNet-Small int8 against the exact
   (double precision) rounding of its integer sums, where LCE's own differences must sit next to a tie (within 0.4% of a step).
+- Larq's QuantDense (LceQuantize of a 2-D tensor, LceDequantize, FULLY_CONNECTED with +-1 weights, +-alpha per
+  output once LCE folds a batch-norm into them) becomes BinaryFullyConnected on the bits: single layers, binary
+  MLPs, convolutions then dense layers, and a binary-kernel Dense after a 4-D sign and a flatten are compared
+  with LCE as the other models; a FULLY_CONNECTED whose weights are not binary is computed in float.
 - Negative controls: a converter that forgets LCE's bit order, or its padding value, fails the comparison;
-  so do int8 rounding to even instead of away from zero, and one weight scale for every channel.
+  so do int8 rounding to even instead of away from zero, one weight scale for every channel, and dense
+  weights packed with LCE's sign convention, in TFLite's flatten order, without the bias or without alpha.
 """
 
 import importlib
@@ -44,6 +49,7 @@ MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
 MODELS = MANIFEST["models"]
 REFUSED = {
     "unsupported_cos": ["operator 4 COS", "this op is not supported by xnorcl"],
+    "quantdense_3d_unsupported": ["operator 0 LceQuantize", "input [1, 3, 77]", "2-D [N, C]"],
 }
 # LceQuantize -> LceDequantize on special values (0, -0, subnormals, NaN, infinities): its own test below.
 SIGN = "quantize_dequantize_c40"
@@ -295,7 +301,7 @@ def test_a_file_that_is_not_a_flatbuffer_is_refused(tmp_path):
     assert not (tmp_path / "out.xnn").exists()
 
 
-@pytest.mark.parametrize("name", ["bconv_1x1_c17", "quantize_dequantize_c40"])
+@pytest.mark.parametrize("name", ["bconv_1x1_c17", "quantize_dequantize_c40", "quantdense_77_40_10_bn"])
 def test_damaged_models_are_refused_as_invalid_argument(tmp_path, name):
     """Bit flips in an LCE model, as the C++ loaders are fuzzed: each damaged file converts or is refused with
     InvalidArgument naming it (never another exception), in a process whose memory is capped at 4 GiB."""
@@ -388,3 +394,105 @@ def test_node_names_are_the_layers_a_user_recognizes():
         "quant_conv2d_3/Conv2D"
     assert lce_converter._readable("quant_conv2d/Conv2D") == "quant_conv2d/Conv2D"
     assert lce_converter._readable("input_1") == "input_1"
+
+
+# ---- Larq's QuantDense -----------------------------------------------------------------------------------------
+# Fixtures whose FULLY_CONNECTEDs all read a binarized tensor or a float one written by a float op.
+DENSE = [name for name in CONVERTIBLE if "fully_connected" in MODELS[name] and "quicknet" not in name]
+
+
+def _graph_of(path):
+    """The converted graph (nodes and constants), as the converter builds it before writing."""
+    data = Path(path).read_bytes()
+    conv = lce_converter._Converter(tflite.Model.GetRootAsModel(data, 0), data)
+    conv.run()
+    assert conv.report.refused == []
+    lce_converter.compose_affine_chains(conv.graph, conv.report)
+    return conv.graph, conv.report
+
+
+@pytest.mark.parametrize("name", DENSE)
+def test_binary_dense_layers_become_binary_fully_connected(name):
+    fcs = MODELS[name]["fully_connected"]
+    binary = sum(fc["weights"] in ("+-1", "+-alpha per output") for fc in fcs)
+    graph, report = _graph_of(FIXTURES / f"{name}.tflite")
+    ops = [node.op for node in graph.nodes]
+    assert len(report.fused) == binary and all("BinaryFullyConnected" in f for f in report.fused)
+    assert ops.count("MatMul") == len(fcs) - binary
+    if name.startswith("quantdense_float_kernel"):
+        # LceDequantize read by a float FULLY_CONNECTED: the +-1 values from two binary products.
+        assert binary == 0 and ops.count("BinaryFullyConnected") == 2
+    else:
+        # The bits feed the binary products; no float +-1 tensor is made for them.
+        assert binary > 0 and ops.count("BinaryFullyConnected") == binary
+        assert not any("/all_plus" in c for c in graph.constants)
+
+
+def _fc_weight_position(buf, fc_index=0):
+    """(byte offset, [O, K]) of the float weights of the model's fc_index-th FULLY_CONNECTED."""
+    m = tflite.Model.GetRootAsModel(buf, 0)
+    g = m.Subgraphs(0)
+    fcs = [g.Operators(k) for k in range(g.OperatorsLength())
+           if m.OperatorCodes(g.Operators(k).OpcodeIndex()).BuiltinCode() == tflite.BuiltinOperator.FULLY_CONNECTED]
+    t = g.Tensors(int(fcs[fc_index].Inputs(1)))
+    b = m.Buffers(t.Buffer())
+    return b._tab.Vector(b._tab.Offset(4)), tuple(t.ShapeAsNumpy())  # Buffer.data
+
+
+def test_dense_weights_that_are_not_binary_are_computed_in_float(tmp_path, runtime):
+    # One weight of QuantDense's +-1 kernel set to 0.5: the op is no binary product any more, and its float
+    # form (the dequantized +-1 values times the weights) gives LCE's outputs moved by (0.5 - w) * sign(x).
+    name = "quantdense_77_10"
+    buf = bytearray((FIXTURES / f"{name}.tflite").read_bytes())
+    position, (outputs, k) = _fc_weight_position(bytes(buf))
+    row, column = 3, 41
+    at = position + 4 * (row * k + column)
+    old = float(np.frombuffer(bytes(buf[at : at + 4]), "<f4")[0])
+    assert abs(old) == 1
+    buf[at : at + 4] = np.float32(0.5).tobytes()
+    (tmp_path / "half.tflite").write_bytes(bytes(buf))
+    graph, report = _graph_of(tmp_path / "half.tflite")
+    assert report.fused == [] and [n.op for n in graph.nodes].count("MatMul") == 1
+    assert xnorcl.convert(str(tmp_path / "half.tflite"), str(tmp_path / "half.xnn"))["refused"] == []
+    inputs, want = lce_truth(name)
+    want = want.astype(np.float64)
+    want[:, row] += (0.5 - old) * np.where(inputs[:, column] < 0, -1.0, 1.0)
+    got = run_converted(tmp_path / "half.xnn", runtime, inputs)
+    assert relative_error(got, want) <= 1e-4
+
+
+def test_binary_rows_accept_plus_minus_alpha_per_row_only():
+    w = np.array([[1, -1, 1], [-0.25, -0.25, 0.25], [0, -0.0, 0]], np.float32)
+    alpha, plus = lce_converter._binary_rows(w)
+    assert alpha.tolist() == [1, 0.25, 0] and plus.tolist() == [[1, 0, 1], [0, 0, 1], [0, 0, 0]]
+    for bad in ([[1, -1, 0.5]], [[1, np.nan, 1]], [[np.inf, -np.inf, np.inf]]):
+        assert lce_converter._binary_rows(np.array(bad, np.float32)) is None
+
+
+_real_binary_rows = lce_converter._binary_rows
+
+
+def _lce_sign_convention(w):
+    alpha, plus = _real_binary_rows(w)
+    return alpha, ~plus  # a set bit for -1, as in LCE's own bit-packed tensors
+
+
+def _no_alpha(w):
+    alpha, plus = _real_binary_rows(w)
+    return np.ones_like(alpha), plus
+
+
+@pytest.mark.parametrize("name, target, wrong", [
+    ("quantdense_77_10", "_binary_rows", _lce_sign_convention),
+    ("quantdense_77_10_bn", "_binary_rows", _no_alpha),
+    ("sign_flatten_binary_dense", "_nchw_rows", lambda plus, h, w, c: plus.reshape(-1, c, h, w)),
+    ("quantdense_77_10", "fc_bias", lambda self, inputs, base: []),
+])
+def test_a_dense_converter_that_gets_a_convention_wrong_fails(tmp_path, monkeypatch, name, target, wrong):
+    # Each wrong form converts and runs, and the comparison catches it: the bit of +1 (xnorcl's) against -1
+    # (LCE's packed tensors), the batch-norm's multiplier folded into the weights, TFLite's NHWC flatten order
+    # against the bits' [C, H, W], the bias.
+    monkeypatch.setattr(lce_converter._Converter if target == "fc_bias" else lce_converter, target, wrong)
+    xnorcl.convert(str(FIXTURES / f"{name}.tflite"), str(tmp_path / "wrong.xnn"))
+    inputs, want = lce_truth(name)
+    assert relative_error(run_converted(tmp_path / "wrong.xnn", runtime_for("global"), inputs), want) > 1e-2

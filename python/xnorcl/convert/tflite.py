@@ -11,6 +11,11 @@ LCE's binary conventions are translated here, never assumed equal to xnorcl's:
   set bit is -1; an xnorcl bits tensor is logical [N, C, H, W] with a set bit for +1;
 - LceQuantize gives -1 to x < 0 and +1 to everything else (0 and -0 included); xnorcl's FakeQuantize is
   given the threshold just below 0 (the largest negative float), which reproduces that exactly;
+- Larq's QuantDense becomes LceQuantize of a 2-D tensor, LceDequantize and a float FULLY_CONNECTED whose
+  weights are +-1 (+-alpha per output once a batch-norm is folded into them): xnorcl's BinaryFullyConnected
+  on the bits, then a Multiply by alpha and the bias. The same holds for a FULLY_CONNECTED reading the
+  flatten (RESHAPE) of a 4-D LceDequantize, with its weights reordered from TFLite's [H, W, C] flatten order
+  to the bits tensor's [C, H, W];
 - LCE's pad_values 0 pads with the value 0 (a padded tap adds nothing), pad_values 1 with +1: xnorcl's
   BinaryConvolution pad_value 0 and 1.
 int8-quantized tensors (scale s, zero point z) are emulated in float: the graph holds each one as the real
@@ -66,7 +71,7 @@ class _Skipped(Exception):
 class _Held:
     """How the graph holds one TFLite tensor: a 4-D tensor as NCHW (`nchw`) and/or in TFLite's NHWC
     (`nhwc`); other ranks in TFLite's layout (`nhwc`). `bits` > 0: an LCE bit-packed tensor of that many
-    channels, held as xnorcl bits [N, C, H, W] (`nchw`)."""
+    channels, held as xnorcl bits [N, C, H, W], or [N, C] for a 2-D one (`nchw`)."""
 
     nchw: Optional[str] = None
     nhwc: Optional[str] = None
@@ -81,9 +86,9 @@ def _same_pads(size: int, kernel: int, stride: int, dilation: int) -> Tuple[int,
     return total // 2, total - total // 2
 
 
-# LceDequantize becomes two C x C binary 1x1 convolutions: 2 * C * C / 8 bytes of weights. A real model
-# dequantizes at most a few thousand channels; a damaged one may claim any count, so the weights are sized
-# before they are made.
+# LceDequantize becomes two C x C binary 1x1 convolutions (binary fully connected products for a 2-D
+# tensor): 2 * C * C / 8 bytes of weights. A real model dequantizes at most a few thousand channels; a
+# damaged one may claim any count, so the weights are sized before they are made.
 MAX_DEQUANTIZE_CHANNELS = 8192
 
 
@@ -116,6 +121,24 @@ def _readable(name: str) -> str:
     return "/".join(parts) or name
 
 
+def _binary_rows(w: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """Weights [O, K] whose row o is +-alpha_o -> (alpha [O], True where the weight is +alpha_o), None for
+    anything else. LCE writes a QuantDense's binarized kernel as +-1 floats and folds a batch-norm's
+    multiplier into them, so every weight of a row has the same magnitude, exactly."""
+    if w.ndim != 2 or not np.isfinite(w).all():
+        return None
+    alpha = np.abs(w).max(axis=1) if w.shape[1] else np.zeros(w.shape[0], w.dtype)
+    if not (np.abs(w) == alpha[:, None]).all():
+        return None
+    return alpha, w > 0
+
+
+def _nchw_rows(plus: np.ndarray, height: int, width: int, channels: int) -> np.ndarray:
+    """Rows over TFLite's flatten of an NHWC tensor (index (h * W + w) * C + c) -> [O, C, H, W], the order of
+    the xnorcl bits tensor [N, C, H, W] that BinaryFullyConnected reads."""
+    return np.ascontiguousarray(np.transpose(plus.reshape(-1, height, width, channels), (0, 3, 1, 2)))
+
+
 def _unpack_lce_bits(words: np.ndarray, channels: int) -> np.ndarray:
     """LCE's bit-packed int32 words [..., ceil(C/32)] -> bool [..., C], True where the value is -1."""
     as_bytes = np.ascontiguousarray(words.astype("<i4")).view(np.uint8)
@@ -133,6 +156,12 @@ class _Converter:
         self.held: Dict[int, _Held] = {}
         self.values: Dict[int, np.ndarray] = {}  # folded constants (DEQUANTIZE of float16 weights)
         self.pending_pad: Dict[int, Tuple[int, Tuple[int, int, int, int]]] = {}  # PAD output -> (input, pads)
+        # Float tensors that hold exactly the +-1 of a bits tensor (an LceDequantize's output, the flatten of
+        # one) -> that bits tensor: a FULLY_CONNECTED with binary weights reads the bits instead.
+        self.signs: Dict[int, int] = {}
+        # Tensors whose nodes are made only when something reads them as floats (an LceDequantize read only
+        # by binary FULLY_CONNECTEDs needs none): tensor -> the function that makes them.
+        self.lazy: Dict[int, Callable[[], None]] = {}
         self.taken: set = set()
         self.node_names: set = set()
         self.model_outputs = [int(i) for i in self.sg.OutputsAsNumpy()]
@@ -241,6 +270,8 @@ class _Converter:
         if index in self.pending_pad:
             raise _Refused(f"it reads the output of a PAD ('{self.tensor_name(index)}'); xnorcl folds a PAD "
                            "only into the CONV_2D or DEPTHWISE_CONV_2D that reads it")
+        if index in self.lazy:
+            self.lazy.pop(index)()
         if index not in self.held:
             raise _Skipped()
         return self.held[index]
@@ -406,6 +437,12 @@ class _Converter:
 
     def model_output(self, index: int) -> None:
         name = self.tensor_name(index)
+        if index in self.lazy:
+            try:
+                self.lazy.pop(index)()
+            except _Refused as e:
+                self.report.refused.append(f"output '{name}': {e}")
+                return
         held = self.held.get(index)
         if held is None:
             return  # its producer was refused
@@ -518,6 +555,8 @@ class _Converter:
         if o.WeightsFormat() != 0:
             raise _Refused(f"weights format {o.WeightsFormat()} (DEFAULT is supported)")
         w = self.float_constant(inputs[1], "weights")  # [M, K]
+        if self.binary_fully_connected(o, w, inputs, outputs):
+            return
         x = self.nhwc(inputs[0])
         base = self.tensor_name(outputs[0])
         if len(self.shape(inputs[0])) != 2 or len(self.shape(outputs[0])) != 2:
@@ -528,13 +567,52 @@ class _Converter:
             x = flat
             if len(self.shape(outputs[0])) != 2:
                 raise _Refused(f"output {list(self.shape(outputs[0]))} (keep_num_dims is not supported)")
-        then = []
-        if len(inputs) > 2 and inputs[2] >= 0:
-            b = self.float_constant(inputs[2], "bias").reshape(1, -1)
-            name = self.f32(base + "/bias", b)
-            then.append(("Add", lambda y: [y, name], {}))
+        then = self.fc_bias(inputs, base)
         first = ("MatMul", [x, self.f32(base + "/weights", w)], {"transpose_a": False, "transpose_b": True})
         self.steps(outputs[0], "nhwc", first, then + self.activation(o.FusedActivationFunction()))
+
+    def fc_bias(self, inputs: List[int], base: str) -> List[Tuple[str, Any, Dict]]:
+        """A FULLY_CONNECTED's bias as an Add of a [1, M] constant (none where the op has no bias)."""
+        if len(inputs) <= 2 or inputs[2] < 0:
+            return []
+        name = self.f32(base + "/bias", self.float_constant(inputs[2], "bias").reshape(1, -1))
+        return [("Add", lambda y: [y, name], {})]
+
+    def binary_fully_connected(self, o: Any, w: np.ndarray, inputs: List[int], outputs: List[int]) -> bool:
+        """A FULLY_CONNECTED reading the +-1 of a bits tensor with weights +-alpha_o per output (Larq's
+        QuantDense as LCE writes it: LceQuantize, LceDequantize, then this op, a batch-norm after it folded
+        into the weights and the bias) -> BinaryFullyConnected on the bits, whose 2P - K is the exact +-1 dot
+        product, a Multiply by alpha and the bias: no float +-1 tensor is made. False where the op is
+        anything else (its float form computes it then, from the dequantized values)."""
+        source = self.signs.get(inputs[0])
+        if source is None or self.type_of(outputs[0]) != _FLOAT32 or len(self.shape(outputs[0])) != 2:
+            return False
+        rows = _binary_rows(w)
+        held = self.held.get(source)
+        if rows is None or held is None or not held.bits:
+            return False
+        alpha, plus = rows
+        lce_dims = self.shape(source)  # LCE's packed [N, C words] or [N, H, W, C words]
+        if len(lce_dims) == 4:  # the flatten of a 4-D tensor: TFLite's [H, W, C] order -> [C, H, W]
+            height, width = lce_dims[1:3]
+            if w.shape[1] != height * width * held.bits:
+                return False
+            plus = _nchw_rows(plus, height, width, held.bits)
+        elif w.shape[1] != held.bits:
+            return False
+        base = self.tensor_name(outputs[0])
+        weights = self.graph.add_bits(self.fresh(base + "/weights"), list(plus.shape),
+                                      np.packbits(plus.astype(np.uint8).ravel()))
+        then: List[Tuple[str, Any, Dict]] = []
+        if (alpha != 1).any():
+            scale = self.f32(base + "/alpha", alpha.reshape(1, -1))
+            then.append(("Multiply", lambda y: [y, scale], {}))
+        then += self.fc_bias(inputs, base) + self.activation(o.FusedActivationFunction())
+        self.steps(outputs[0], "nhwc", ("BinaryFullyConnected", [held.nchw, weights], {}), then)
+        self.report.fused.append(
+            f"{_readable(base)}: LceDequantize + FULLY_CONNECTED with +-alpha weights -> "
+            f"{' + '.join(['BinaryFullyConnected'] + [step[0] for step in then])}")
+        return True
 
     def elementwise(self, op_type: str, inputs: List[int], outputs: List[int], activation: int) -> None:
         out_rank = len(self.shape(outputs[0]))
@@ -623,6 +701,15 @@ class _Converter:
         self.steps(outputs[0], "nhwc", first, [], rounds=not self.same_grid(inputs[:1], outputs[0]))
 
     def op_RESHAPE(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
+        source = self.signs.get(inputs[0])
+        if source is not None and len(self.shape(source)) == 4 and len(self.shape(outputs[0])) == 2 \
+                and self.shape(outputs[0]) == (self.shape(source)[0], int(np.prod(self.shape(inputs[0])[1:]))) \
+                and self.type_of(outputs[0]) == _FLOAT32:
+            # A flatten of the +-1 of 4-D bits: a binary FULLY_CONNECTED after it reads the bits; the float
+            # reshape is made only for a reader that needs the values.
+            self.signs[outputs[0]] = source
+            self.lazy[outputs[0]] = lambda: self.reshape(inputs, outputs)
+            return
         self.reshape(inputs, outputs)
 
     def op_SQUEEZE(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
@@ -726,13 +813,15 @@ class _Converter:
 
     def op_LceQuantize(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
         dims = self.shape(inputs[0])
-        if len(dims) != 4:
-            raise _Refused(f"input {list(dims)} (xnorcl binarizes 4-D NHWC tensors)")
+        if len(dims) not in (2, 4):
+            raise _Refused(f"input {list(dims)} (xnorcl binarizes 4-D NHWC tensors and 2-D [N, C] ones)")
+        # A 2-D tensor (QuantDense's input) has one layout: xnorcl's bits [N, C] are TFLite's own order.
+        source = self.nchw(inputs[0]) if len(dims) == 4 else self.nhwc(inputs[0])
         base = self.tensor_name(outputs[0])
         t = self.f32(base + "/zero", np.array([_BELOW_ZERO], np.float32))
         low, high = self.f32(base + "/minus_one", np.array([-1.0])), self.f32(base + "/plus_one", np.array([1.0]))
-        first = ("FakeQuantize", [self.nchw(inputs[0]), t, t, low, high], {"levels": 2})
-        self.steps(outputs[0], "nchw", first, [], bits=dims[3])
+        first = ("FakeQuantize", [source, t, t, low, high], {"levels": 2})
+        self.steps(outputs[0], "nchw", first, [], bits=dims[-1])
 
     def op_LceBMaxPool2d(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
         o = self.lce_options(op)
@@ -747,24 +836,42 @@ class _Converter:
         self.steps(outputs[0], "nchw", ("MaxPool", [self.bits(inputs[0])], geometry), [], bits=channels)
 
     def op_LceDequantize(self, op: Any, inputs: List[int], outputs: List[int]) -> None:
-        """Bits -> float +-1, from two 1x1 binary convolutions over all C channels: weights all +1 give
-        s = sum_i x_i, weights +1 on the diagonal and -1 elsewhere give d = x_o - sum_(i != o) x_i, and
-        (s + d) / 2 = x_o exactly (small integers)."""
-        channels = self.held_of(inputs[0]).bits
-        source = self.bits(inputs[0])
-        base = self.tensor_name(outputs[0])
-        dims = [channels, channels, 1, 1]
-        geometry = {"strides": [1, 1], "dilations": [1, 1], "pads_begin": [0, 0], "pads_end": [0, 0],
-                    "auto_pad": "explicit", "mode": "xnor-popcount", "pad_value": 1.0}
+        """Bits -> float +-1, made when something reads the floats (a binary FULLY_CONNECTED reads the bits
+        themselves)."""
+        self.bits(inputs[0])
+        if self.type_of(outputs[0]) == _FLOAT32:
+            self.signs[outputs[0]] = inputs[0]
+        where = self.where
+
+        def make() -> None:
+            try:
+                self.dequantize(inputs[0], outputs[0])
+            except _Refused as e:
+                raise _Refused(f"{e} (needed as floats; from {where})") from None
+
+        self.lazy[outputs[0]] = make
+
+    def dequantize(self, index: int, out_index: int) -> None:
+        """Two binary products over all C channels: weights all +1 give s = sum_i x_i, weights +1 on the
+        diagonal and -1 elsewhere give d = x_o - sum_(i != o) x_i, and (s + d) / 2 = x_o exactly (small
+        integers). 1x1 BinaryConvolutions for a 4-D tensor, BinaryFullyConnected for a 2-D one."""
+        channels = self.held_of(index).bits
+        source = self.bits(index)
+        base = self.tensor_name(out_index)
+        if len(self.shape(index)) == 4:
+            op_type, layout, dims = "BinaryConvolution", "nchw", [channels, channels, 1, 1]
+            attrs = {"strides": [1, 1], "dilations": [1, 1], "pads_begin": [0, 0], "pads_end": [0, 0],
+                     "auto_pad": "explicit", "mode": "xnor-popcount", "pad_value": 1.0}
+        else:
+            op_type, layout, dims, attrs = "BinaryFullyConnected", "nhwc", [channels, channels], {}
         ones, diagonal = _dequantize_weights(channels)
         total = self.fresh(base + "/sum")
-        self.node(total, "BinaryConvolution",
-                  [source, self.graph.add_bits(self.fresh(base + "/all_plus"), dims, ones)], total, geometry)
-        first = ("BinaryConvolution", [source, self.graph.add_bits(self.fresh(base + "/diagonal"), dims, diagonal)],
-                 geometry)
+        self.node(total, op_type, [source, self.graph.add_bits(self.fresh(base + "/all_plus"), dims, ones)],
+                  total, attrs)
+        first = (op_type, [source, self.graph.add_bits(self.fresh(base + "/diagonal"), dims, diagonal)], attrs)
         half = self.f32(base + "/half", np.array([0.5]))
-        self.steps(outputs[0], "nchw", first, [("Add", lambda d: [d, total], {}),
-                                               ("Multiply", lambda t: [t, half], {})])
+        self.steps(out_index, layout, first, [("Add", lambda d: [d, total], {}),
+                                             ("Multiply", lambda t: [t, half], {})])
 
     def check_options(self, options: Dict[str, Any], known: set) -> None:
         missing = sorted(k for k in known if k not in options)
