@@ -17,6 +17,8 @@ export (tests/python/test_onnx_fixtures.py takes the real exports), against onnx
 """
 
 import importlib
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -30,7 +32,9 @@ from xnorcl.convert import xnn
 from conftest import runtime_for
 
 onnx_converter = importlib.import_module("xnorcl.convert.onnx")
+with_standard_binarizers = onnx_converter.with_standard_binarizers
 QONNX = "qonnx.custom_op.general"
+REPO = Path(__file__).resolve().parents[2]
 MARGIN = 1e-2
 
 
@@ -43,29 +47,6 @@ def model_of(nodes, inputs, outputs, initializers, opset=13, domains=()):
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
     return model
-
-
-def with_standard_binarizers(model):
-    """onnxruntime's twin of a QONNX model: BipolarQuant(x, s) as Where(x >= 0, s, -s)."""
-    twin = onnx.ModelProto()
-    twin.CopyFrom(model)
-    nodes = []
-    for node in twin.graph.node:
-        if node.op_type != "BipolarQuant":
-            nodes.append(node)
-            continue
-        x, s = node.input
-        y = node.output[0]
-        nodes += [
-            helper.make_node("Constant", [], [y + "/zero"], value=numpy_helper.from_array(np.array(0, np.float32))),
-            helper.make_node("GreaterOrEqual", [x, y + "/zero"], [y + "/ge"]),
-            helper.make_node("Neg", [s], [y + "/minus"]),
-            helper.make_node("Where", [y + "/ge", s, y + "/minus"], [y]),
-        ]
-    del twin.graph.node[:]
-    twin.graph.node.extend(nodes)
-    del twin.opset_import[1:]
-    return twin
 
 
 def onnxruntime_outputs(model, feeds):
@@ -508,3 +489,15 @@ def test_negative_controls_bite(tmp_path, monkeypatch):
 
         m.setattr(onnx_converter._Converter, "binary_convolution", forgets_the_value)
         assert not np.array_equal(run("zero_pad"), want)
+
+
+def test_the_comparison_tool_converts_its_bireal18_and_agrees_with_onnxruntime(capsys):
+    """tools/compare_onnx.py at a small size: the whole Bi-Real Net-18 in PyTorch's export form converts, and
+    xnorcl and onnxruntime agree on it (exit 0 only when top-1 agrees or a value sits at a threshold)."""
+    spec = importlib.util.spec_from_file_location("compare_onnx", REPO / "tools" / "compare_onnx.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.main(["--network", "bireal18", "--resolution", "48", "--runs", "2"]) == 0
+    row = capsys.readouterr().out.splitlines()[2].split()
+    assert row[:2] == ["bireal18", "48"] and row[7] == "same", row
+    assert float(row[6]) <= 1e-4 or int(row[8]) > 0, row

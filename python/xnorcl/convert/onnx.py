@@ -748,6 +748,30 @@ def _inferred_shapes(model: Any) -> Dict[str, Tuple[int, ...]]:
     return shapes
 
 
+def with_standard_binarizers(model: Any) -> Any:
+    """A copy of `model` whose QONNX BipolarQuant(x, s) nodes are written with standard ops as
+    Where(x >= 0, s, -s), the same function, so that onnxruntime (which has no QONNX ops) can run it."""
+    twin = onnx.ModelProto()
+    twin.CopyFrom(model)
+    nodes = []
+    for node in twin.graph.node:
+        if node.op_type != "BipolarQuant" or node.domain not in _BIPOLAR_DOMAINS:
+            nodes.append(node)
+            continue
+        (x, s), y = node.input, node.output[0]
+        zero = numpy_helper.from_array(np.array(0, np.float32))
+        nodes += [onnx.helper.make_node("Constant", [], [y + "/zero"], value=zero),
+                  onnx.helper.make_node("GreaterOrEqual", [x, y + "/zero"], [y + "/at_least_zero"]),
+                  onnx.helper.make_node("Neg", [s], [y + "/minus_scale"]),
+                  onnx.helper.make_node("Where", [y + "/at_least_zero", s, y + "/minus_scale"], [y], name=node.name)]
+    del twin.graph.node[:]
+    twin.graph.node.extend(nodes)
+    standard = [o for o in twin.opset_import if o.domain not in _BIPOLAR_DOMAINS]
+    del twin.opset_import[:]
+    twin.opset_import.extend(standard)
+    return twin
+
+
 def convert_model(model: Any, destination: str) -> Dict[str, Any]:
     """Converts an in-memory onnx.ModelProto into the .xnn file `destination`."""
     conv = _Converter(model)
