@@ -128,7 +128,7 @@ def write_checked(graph: xnn.Graph, destination: str) -> None:
 
 
 def affine_operand(graph: xnn.Graph, node: xnn.Node) -> Optional[Tuple[str, np.ndarray]]:
-    """(activation input, constant as [1, C, 1, 1] or [1]) of a Multiply/Add by a per-channel or scalar
+    """(activation input, constant as [1, C, 1, 1], [1, C] or [1]) of a Multiply/Add by a per-channel or scalar
     constant (a scalar keeps one axis, so composing it never adds axes to a tensor of lower rank); None for
     anything else."""
     if node.op not in ("Multiply", "Add") or len(node.inputs) != 2 or node.attributes.get("auto_broadcast",
@@ -144,6 +144,8 @@ def affine_operand(graph: xnn.Graph, node: xnn.Node) -> Optional[Tuple[str, np.n
     if array.size == 1:
         return node.inputs[consts.index(False)], array.reshape(1)
     if array.ndim == 4 and array.shape[0] == array.shape[2] == array.shape[3] == 1:
+        return node.inputs[consts.index(False)], array
+    if array.ndim == 2 and array.shape[0] == 1:  # [1, C]: a dense layer's outputs
         return node.inputs[consts.index(False)], array
     return None
 
