@@ -358,10 +358,12 @@ class _Converter:
         bad = np.nonzero(np.any(rows != alpha[:, None], axis=1) | (alpha == 0) | ~np.isfinite(alpha))[0]
         if bad.size:
             o = int(bad[0])
+            values = np.unique(np.asarray(w, np.float32).reshape(w.shape[0], -1)[o])
+            shown = ", ".join(f"{v:.4g}" for v in values[:4]) + (", ..." if values.size > 4 else "")
             raise _Refused(
                 f"it reads binarized activations but its weights are not +-alpha per output channel (output "
-                f"channel {o} holds {np.unique(np.asarray(w).reshape(w.shape[0], -1)[o])[:6].tolist()}); binarize "
-                "them with Sign, BipolarQuant or alpha * Sign(W)"
+                f"channel {o} holds {values.size} different values: {shown}); binarize them with Sign, "
+                "BipolarQuant or alpha * Sign(W)"
             )
         return alpha, np.where(np.asarray(w) > 0, 1.0, -1.0)
 
