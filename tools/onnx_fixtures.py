@@ -431,6 +431,28 @@ def quant_tfc():
 # (do_constant_folding) for torch; "names": False keeps the exporter's default tensor names.
 
 
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "onnx.md")
+
+
+def docs_example_code():
+    """The PyTorch half of docs/onnx.md's example (everything before `import numpy`): its model code and its
+    export call."""
+    with open(DOCS) as f:
+        text = f.read()
+    block = text.split("<!-- onnx-example:begin -->")[1].split("<!-- onnx-example:end -->")[0]
+    code = block.split("```python\n", 1)[1].rsplit("```", 1)[0]
+    return code[:code.index("\nimport numpy as np")]
+
+
+def docs_example():
+    """The example's model, built by running its code up to the export call (the fixture tool exports it
+    with the example's names, after seeding its batch-norms like every other case)."""
+    code = docs_example_code()
+    namespace = {}
+    exec(code[:code.index("torch.onnx.export(")], namespace)  # noqa: S102 - the project's own documentation
+    return namespace["model"]
+
+
 def case(name, form, build, shape, covers, **export):
     return dict(name=name, form=form, build=build, shape=tuple(shape), covers=covers, export=export)
 
@@ -508,6 +530,11 @@ CASES = [
          "brevitas_examples' FINN TFC (FC) with 1-bit weights and activations, 8x8 input, hidden 32-32-32: "
          "Reshape, 2x-1, BipolarQuant, Transpose+MatMul, BatchNorm, TensorNorm (Sub, Pow, Div, Mul, Add)",
          exporter="brevitas"),
+    case("docs_example", "network", docs_example, (1, 3, 32, 32),
+         "the PyTorch example of docs/onnx.md: its model code run as written (XNOR-Net-scaled binary convs "
+         "computed in the graph, Bi-Real blocks, float stem and classifier), exported with its names; "
+         "32x32 maps of 32 channels are too many values for a margin of 1e-3, so its margin is 1e-5",
+         names=("image", "logits"), margin=1e-5),
 ]
 
 # Written from qonnx_conv's exported bytes with the BipolarQuant domain renamed to the older one.
@@ -582,6 +609,9 @@ NOTES = {
                  "Pow(var + eps initializer, 0.5), Div, Mul(weight), Add(bias). Initializers are graph inputs "
                  "too; the input is named 'onnx::Reshape_0'.",
 }
+NOTES["docs_example"] = ("The example's code up to its export call, run as written; exported by this tool with "
+                         "the example's names (image, logits). BinaryConv2d's weight is computed in the graph "
+                         "(Abs, ReduceMean, Sign, Mul); the stem BatchNorm folds into its Conv.")
 NOTES["qonnx_conv_brevitas_domain"] = NOTES["qonnx_conv"] + " Here the domain is onnx.brevitas (opset import too)."
 
 # --------------------------------------------------------------------------
@@ -643,7 +673,10 @@ def export(model, spec, example):
         if opts.get("exporter", "torch") == "brevitas":
             export_qonnx(model, example, export_path=path, dynamo=False)
         else:
-            names = dict(input_names=["input"], output_names=["output"]) if opts.get("names", True) else {}
+            names = opts.get("names", True)
+            if names is True:
+                names = ("input", "output")
+            names = dict(input_names=[names[0]], output_names=[names[1]]) if names else {}
             torch.onnx.export(model, (example,), path, dynamo=False, opset_version=opts.get("opset", OPSET),
                               do_constant_folding=opts.get("fold", True), **names)
         with open(path, "rb") as f:
@@ -654,7 +687,9 @@ def export_description(spec):
     opts = spec["export"]
     if opts.get("exporter", "torch") == "brevitas":
         return "brevitas.export.export_qonnx(model, x, export_path, dynamo=False) (Brevitas' default opset)"
-    names = "input_names=['input'], output_names=['output']" if opts.get("names", True) else "default names"
+    names = opts.get("names", True)
+    names = ("input", "output") if names is True else names
+    names = f"input_names=['{names[0]}'], output_names=['{names[1]}']" if names else "default names"
     return (f"torch.onnx.export(model, (x,), path, dynamo=False, opset_version={opts.get('opset', OPSET)}, "
             f"do_constant_folding={opts.get('fold', True)}, {names})")
 
@@ -812,10 +847,10 @@ class Engine:
         return {k: np.asarray(values[k]) for k in self.extra}
 
 
-def margin_ok(v):
-    """No element within MARGIN of the threshold 0 (relative to the tensor's RMS where that exceeds 1)."""
+def margin_ok(v, margin=MARGIN):
+    """No element within `margin` of the threshold 0 (relative to the tensor's RMS where that exceeds 1)."""
     scale = max(1.0, float(np.sqrt(np.mean(np.square(v.astype(np.float64))))))
-    return float(np.min(np.abs(v))) >= MARGIN * scale
+    return float(np.min(np.abs(v))) >= margin * scale
 
 
 def draw_sample(name, shape, rng):
@@ -863,7 +898,7 @@ def make_case(spec, index):
             draws += 1
             x = draw_sample(spec["name"], spec["shape"], rng)
             values = engine.probe(x)
-            if all(margin_ok(values[t]) for t in active):
+            if all(margin_ok(values[t], spec["export"].get("margin", MARGIN)) for t in active):
                 samples.append(x)
         if len(samples) == SAMPLES:
             return dict(seed=seed, seeds_tried=attempt + 1, draws=draws, buf=buf, torch_model=model, engine=engine,
@@ -997,6 +1032,7 @@ def main():
             # exporter cannot infer shapes through a Pad whose pads are computed: symbolic dims there).
             "outputs": [{"name": o.name, "shape": list(outputs[o.name].shape[1:]), "declared_shape": dims(o)}
                         for o in m.graph.output],
+            "required_margin": spec["export"].get("margin", MARGIN),
             "min_margin": margin,
             "min_margin_over_rms": rel,
             "binarizers": binz,
@@ -1019,6 +1055,8 @@ def main():
             conv_in = next(n.input[0] for n in m.graph.node if n.op_type == "Conv")
             dev = max(float(np.max(np.abs(engine.probe(x)[conv_in] - np.sign(x)))) for x in made["samples"])
             entry["ste_output_max_abs_diff_from_sign"] = dev
+        if spec["build"] is docs_example:  # the test suite checks that the documentation still says this
+            entry["docs_code_sha256"] = hashlib.sha256(docs_example_code().encode()).hexdigest()
         if extra_notes:
             entry.update(extra_notes)
         manifest["models"][name] = entry

@@ -90,7 +90,8 @@ def test_stored_arrays_match_manifest(name):
     assert list(stored["inputs"].shape) == [entry["samples"]] + entry["input"]["shape"]
     assert list(stored["outputs"].shape) == [entry["samples"]] + entry["outputs"][0]["shape"]
     assert entry["engine"] == ("qonnx" if entry["form"] == "qonnx" else "onnxruntime")
-    assert entry["min_margin"] >= 1e-3  # no binarizer input within rounding of its threshold
+    # No binarizer input within rounding of its threshold: 1e-3 (1e-5 where a model has too many values).
+    assert entry["min_margin"] >= entry["required_margin"] >= 1e-5
     assert any(v.startswith("onnxruntime=") for v in stored["versions"])
 
 

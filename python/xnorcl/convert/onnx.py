@@ -80,24 +80,24 @@ def _same_pads(size: int, kernel: int, stride: int, dilation: int, upper: bool) 
 
 
 class _Converter:
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, values: "_Values", shapes: Dict[str, Tuple[int, ...]], folded: List[str]) -> None:
         self.model = model
         self.opset = next((o.version for o in model.opset_import if o.domain in _STANDARD_DOMAINS), 1)
         self.graph = xnn.Graph()
         self.report = Report()
+        self.report.folded = folded
+        self.values = values
         self.labels: Dict[int, str] = {}  # id(xnn node) -> "ONNX op -> xnorcl op", counted once unused nodes are gone
         g = model.graph
-        self.taken = {name for node in g.node for name in node.output} | {i.name for i in g.input}
-        self.taken |= {i.name for i in g.initializer}
+        self.taken = set(values.const) | {name for node in g.node for name in node.output} | {i.name for i in g.input}
         self.node_names: set = set()
-        self.producer: Dict[str, Any] = {out: node for node in g.node for out in node.output if out}
-        self.const: Dict[str, np.ndarray] = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+        self.producer = values.producer
+        self.const = values.const
         self.floats: Dict[str, str] = {}  # ONNX tensor -> the graph tensor holding its f32 values
         self.bits: Dict[str, Bits] = {}
         self.float_pads: Dict[str, Tuple[str, List[int], List[int]]] = {}  # zero Pad waiting for a Conv
         self.refused: Dict[str, FrozenSet[str]] = {}
-        self.shapes = _inferred_shapes(model)
-        self.same_memo: Dict[Tuple[str, str], bool] = {}
+        self.shapes = shapes
 
     # ---- names, constants, emission --------------------------------------------------------------------
     def fresh(self, base: str) -> str:
@@ -159,8 +159,7 @@ class _Converter:
                 self.mark(node, marks)
                 continue
             try:
-                if not self.fold(node, inputs):
-                    self.dispatch(node)
+                self.dispatch(node)
             except _Refused as e:
                 self.mark(node, frozenset([f"{_where(node)}: {e}"]))
         for o in g.output:
@@ -233,70 +232,16 @@ class _Converter:
         if dropped:
             self.report.fused.append(f"{dropped} graph nodes dropped: no model output reads them")
 
-    # ---- constants ---------------------------------------------------------------------------------------
-    def fold(self, node: Any, inputs: List[str]) -> bool:
-        """Evaluates a node whose inputs are all constants (and a Shape of a static shape); False otherwise."""
-        if node.op_type == "Shape" and node.domain in _STANDARD_DOMAINS and inputs[0] in self.shapes:
-            attrs = _attributes(node)
-            dims = np.array(self.shape(inputs[0]), np.int64)
-            self.const[node.output[0]] = dims[attrs.get("start", 0):attrs.get("end", len(dims))]
-            return True
-        if not all(name in self.const for name in inputs) or node.op_type in ("RandomNormal", "RandomUniform"):
-            return False
-        if node.domain in _BIPOLAR_DOMAINS and node.op_type == "BipolarQuant":
-            x, scale = (np.asarray(self.const[n], np.float32) for n in inputs[:2])
-            self.const[node.output[0]] = np.where(x >= 0, scale, -scale).astype(np.float32)
-        elif node.domain in _STANDARD_DOMAINS:
-            outputs = _evaluate(node, [self.const[n] for n in inputs], self.model.opset_import)
-            for name, value in zip(node.output, outputs):
-                if name:
-                    self.const[name] = np.asarray(value)
-        else:
-            return False
-        self.report.folded.append(node.name or node.output[0])
-        return True
-
-    def same_value(self, a: str, b: str, depth: int = 24) -> bool:
-        """True when tensors a and b hold the same values by construction: the same tensor, equal constants,
-        or the same op with the same attributes on inputs that hold the same values."""
-        if a == b:
-            return True
-        if depth == 0:
-            return False
-        key = (a, b)
-        if key not in self.same_memo:
-            self.same_memo[key] = self._same_value(a, b, depth)
-        return self.same_memo[key]
-
-    def _same_value(self, a: str, b: str, depth: int) -> bool:
-        if a in self.const or b in self.const:
-            return (a in self.const and b in self.const and self.const[a].shape == self.const[b].shape
-                    and np.array_equal(self.const[a], self.const[b]))
-        pa, pb = self.producer.get(a), self.producer.get(b)
-        if pa is None or pb is None or (pa.op_type, pa.domain) != (pb.op_type, pb.domain):
-            return False
-        if list(pa.output).index(a) != list(pb.output).index(b) or len(pa.input) != len(pb.input):
-            return False
-        if sorted(x.SerializeToString() for x in pa.attribute) != sorted(x.SerializeToString() for x in pb.attribute):
-            return False
-        return all(self.same_value(x, y, depth - 1) for x, y in zip(pa.input, pb.input))
-
     # ---- binarization ------------------------------------------------------------------------------------
     def straight_through(self, node: Any) -> bool:
-        """Add(Sub(s, g), g'), s binarized, g and g' the same values: a training export whose value is s."""
-        a, b = node.input
-        for kept, other in ((a, b), (b, a)):
-            sub = self.producer.get(kept)
-            if sub is None or sub.op_type != "Sub" or sub.domain not in _STANDARD_DOMAINS:
-                continue
-            if sub.input[0] in self.bits and self.same_value(sub.input[1], other):
-                self.bits[node.output[0]] = self.bits[sub.input[0]]
-                self.report.fused.append(
-                    f"{_where(node)}: {self.bits[sub.input[0]].binarizer} - g + g (a straight-through "
-                    "estimator of a training export) -> the binarized tensor itself"
-                )
-                return True
-        return False
+        """Add(Sub(s, g), g') with s binarized: a training export whose value is s."""
+        s = self.values.straight_through_source(node)
+        if s is None or s not in self.bits:
+            return False
+        self.bits[node.output[0]] = self.bits[s]
+        self.report.fused.append(f"{_where(node)}: {self.bits[s].binarizer} - g + g (a straight-through estimator "
+                                 "of a training export) -> the binarized tensor itself")
+        return True
 
     def offset_source(self, x: str) -> Tuple[str, np.ndarray]:
         """(y, c) with x = y - c for a constant c of one value or one per channel (x - beta_c of ReActNet's
@@ -594,6 +539,20 @@ class _Converter:
     def op_Mul(self, node: Any) -> None:
         self.elementwise(node, "Multiply")
 
+    def op_Div(self, node: Any) -> None:
+        """x / c for a constant c: a Multiply by 1/c (rounded once more than the division; a batch-norm that
+        an exporter writes with Div, as Brevitas does, stays within float rounding of it)."""
+        x, c = node.input
+        divisor = np.asarray(self.constant(c, "divisor"), np.float64)
+        if not np.all(np.isfinite(divisor)) or np.any(divisor == 0):
+            raise _Refused(f"divisor {divisor.ravel()[:4].tolist()} (xnorcl: finite, nonzero constants)")
+        rank = len(self.shape(x))
+        reciprocal = (1.0 / divisor).astype(np.float32)
+        reciprocal = reciprocal.reshape((1,) * (rank - reciprocal.ndim) + reciprocal.shape)
+        self.emit(node, "Multiply", [self.float_input(x), self.f32(node.output[0] + "/reciprocal", reciprocal)],
+                  node.output[0], {"auto_broadcast": "numpy"})
+        self.set_float(node, node.output[0])
+
     def unary(self, node: Any, op: str, attrs: Optional[Dict[str, Any]] = None,
               extra: Sequence[str] = ()) -> None:
         self.emit(node, op, [self.float_input(node.input[0])] + list(extra), node.output[0], attrs)
@@ -717,6 +676,114 @@ class _Converter:
         self.set_float(node, node.output[0])
 
 
+class _Values:
+    """What is known of a graph's tensors before mapping: which node makes each, the constants, and whether two
+    tensors hold the same values by construction."""
+
+    def __init__(self, graph: Any, const: Dict[str, np.ndarray]) -> None:
+        self.producer: Dict[str, Any] = {out: node for node in graph.node for out in node.output if out}
+        self.const = const
+        self.memo: Dict[Tuple[str, str], bool] = {}
+
+    def same(self, a: str, b: str, depth: int = 24) -> bool:
+        """The same tensor, equal constants, or the same op with the same attributes on inputs that hold the
+        same values (a depth of 24 ops is the most compared)."""
+        if a == b:
+            return True
+        if (a, b) not in self.memo:
+            self.memo[(a, b)] = depth > 0 and self._same(a, b, depth)
+        return self.memo[(a, b)]
+
+    def _same(self, a: str, b: str, depth: int) -> bool:
+        if a in self.const or b in self.const:
+            return (a in self.const and b in self.const and self.const[a].shape == self.const[b].shape
+                    and np.array_equal(self.const[a], self.const[b]))
+        pa, pb = self.producer.get(a), self.producer.get(b)
+        if pa is None or pb is None or (pa.op_type, pa.domain) != (pb.op_type, pb.domain):
+            return False
+        if list(pa.output).index(a) != list(pb.output).index(b) or len(pa.input) != len(pb.input):
+            return False
+        if sorted(x.SerializeToString() for x in pa.attribute) != sorted(x.SerializeToString() for x in pb.attribute):
+            return False
+        return all(self.same(x, y, depth - 1) for x, y in zip(pa.input, pb.input))
+
+    def straight_through_source(self, node: Any) -> Optional[str]:
+        """s of an Add(Sub(s, g), g') whose g and g' hold the same values, the form of a straight-through
+        estimator (`s.detach() - g.detach() + g`): its value is s, which the float arithmetic only rounds."""
+        if node.op_type != "Add" or node.domain not in _STANDARD_DOMAINS:
+            return None
+        a, b = node.input
+        for kept, other in ((a, b), (b, a)):
+            sub = self.producer.get(kept)
+            if sub is not None and sub.op_type == "Sub" and sub.domain in _STANDARD_DOMAINS and self.same(
+                    sub.input[1], other):
+                return sub.input[0]
+        return None
+
+
+def _folded(node: Any, values: _Values, shapes: Dict[str, Tuple[int, ...]], opsets: Any) -> Optional[List[Any]]:
+    """The outputs of a node computable before run time, or None: a node on constants (a straight-through
+    form on constants, Bi-Real's weights, exactly its first term), or a Shape of a static shape."""
+    inputs = [name for name in node.input if name]
+    const = values.const
+    if node.op_type == "Shape" and node.domain in _STANDARD_DOMAINS and inputs[0] in shapes:
+        attrs = _attributes(node)
+        dims = np.array(shapes[inputs[0]], np.int64)
+        return [dims[attrs.get("start", 0):attrs.get("end", len(dims))]]
+    if not all(name in const for name in inputs) or node.op_type in ("RandomNormal", "RandomUniform"):
+        return None
+    source = values.straight_through_source(node)
+    if source is not None:
+        return [const[source]]
+    if node.domain in _BIPOLAR_DOMAINS and node.op_type == "BipolarQuant":
+        x, scale = (np.asarray(const[n], np.float32) for n in inputs[:2])
+        return [np.where(x >= 0, scale, -scale).astype(np.float32)]
+    if node.domain in _STANDARD_DOMAINS:
+        return [np.asarray(v) for v in _evaluate(node, [const[n] for n in inputs], opsets)]
+    return None
+
+
+def _fold_constants(model: Any) -> Tuple[Any, _Values, Dict[str, Tuple[int, ...]], List[str]]:
+    """The model with every node computable before run time replaced by initializers (passes until none is
+    left, as a folded shape can make another Shape static), its values, its tensors' static shapes and the
+    names of the folded nodes."""
+    folded: List[str] = []
+    while True:
+        shapes = _inferred_shapes(model)
+        g = model.graph
+        values = _Values(g, {i.name: numpy_helper.to_array(i) for i in g.initializer})
+        kept = []
+        for node in g.node:
+            outputs = _folded(node, values, shapes, model.opset_import)
+            if outputs is None:
+                kept.append(node)
+                continue
+            for name, value in zip(node.output, outputs):
+                if name:
+                    values.const[name] = np.asarray(value)
+            folded.append(node.name or node.output[0])
+        if len(kept) == len(g.node):
+            return model, values, shapes, folded
+        read = {name for node in kept for name in node.input} | {o.name for o in g.output}
+        model = _with_nodes(model, kept, {n: v for n, v in values.const.items() if n in read}, set(values.const))
+
+
+def _with_nodes(model: Any, nodes: List[Any], initializers: Dict[str, np.ndarray], constants: set) -> Any:
+    """A copy of `model` with these nodes and initializers; graph inputs that are constants are dropped."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    g = out.graph
+    del g.node[:]
+    g.node.extend(nodes)
+    del g.initializer[:]
+    g.initializer.extend(numpy_helper.from_array(np.ascontiguousarray(v), n) for n, v in initializers.items())
+    real_inputs = [i for i in g.input if i.name not in constants]
+    del g.input[:]
+    g.input.extend(real_inputs)
+    del g.value_info[:]
+    return out
+
+
 def _evaluate(node: Any, values: List[np.ndarray], opset_import: Any) -> List[np.ndarray]:
     """One node on constants, by the onnx package's reference evaluator under the model's opsets."""
     names = [n for n in node.input if n]
@@ -776,7 +843,8 @@ def with_standard_binarizers(model: Any) -> Any:
 
 def convert_model(model: Any, destination: str) -> Dict[str, Any]:
     """Converts an in-memory onnx.ModelProto into the .xnn file `destination`."""
-    conv = _Converter(model)
+    model, values, shapes, folded = _fold_constants(model)
+    conv = _Converter(model, values, shapes, folded)
     conv.run()
     refuse_all(conv.report.refused)
     compose_affine_chains(conv.graph, conv.report)
