@@ -27,7 +27,7 @@ import pytest
 
 import xnorcl
 
-from conftest import runtime_for
+from conftest import convert_damaged, runtime_for
 from xnorcl.convert import xnn
 
 onnx_converter = importlib.import_module("xnorcl.convert.onnx")
@@ -135,3 +135,12 @@ def test_the_docs_example_is_the_fixture_and_its_xnorcl_half_runs(tmp_path):
     lines = done.stdout.splitlines()
     assert "'Conv -> BinaryConvolution': 2" in lines[0] and lines[-1].startswith("class "), done.stdout
     assert (tmp_path / "model.xnn").stat().st_size > 0
+
+
+@pytest.mark.parametrize("name", ["network_small", "qonnx_tfc"])
+def test_damaged_exports_are_converted_or_refused_naming_them(name, tmp_path):
+    """Bit flips in a real export, converted in a process whose address space is capped: every copy converts
+    or raises InvalidArgument naming it, never a crash, a traceback or an allocation the file merely claims."""
+    converted, refused = convert_damaged([FIXTURES / f"{name}.onnx"], tmp_path, seed=23, count=60, most_flips=6,
+                                         memory_gib=4)
+    assert converted + refused == 60 and refused > 0

@@ -9,8 +9,9 @@ import os
 import stat
 import tempfile
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -206,3 +207,25 @@ def compose_affine_chains(graph: xnn.Graph, report: Report) -> None:
     used = {name for node in graph.nodes for name in node.inputs}
     for name in [c for c in graph.constants if c not in used]:
         del graph.constants[name]
+
+
+def finish(graph: xnn.Graph, report: Report, destination: str) -> Dict[str, Any]:
+    """The end of every conversion: refuse with the whole list, or compose the affine chains, write the file
+    once the C++ loader accepts it and return the report."""
+    refuse_all(report.refused)
+    compose_affine_chains(graph, report)
+    write_checked(graph, destination)
+    return report.as_dict(graph)
+
+
+@contextmanager
+def refusals_naming(source: str) -> Iterator[None]:
+    """Every failure of a conversion as an InvalidArgument that starts with the model's path: a model its
+    reader accepted but whose values the mapping cannot take (a shape that claims terabytes, a damaged
+    attribute) is refused, never a traceback."""
+    try:
+        yield
+    except InvalidArgument as e:
+        raise InvalidArgument(f"{source}: {e}") from None
+    except (RuntimeError, ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError) as e:
+        raise InvalidArgument(f"{source}: cannot convert it ({type(e).__name__}: {e})") from None

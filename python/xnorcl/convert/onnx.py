@@ -30,7 +30,7 @@ from onnx.reference import ReferenceEvaluator
 
 from .._xnorcl import InvalidArgument
 from . import xnn
-from ._common import Report, compose_affine_chains, refuse_all, unique_name, write_checked
+from ._common import Report, finish, refusals_naming, unique_name
 
 # QONNX's binarizer, in its current domain and in the one older Brevitas exports used.
 _BIPOLAR_DOMAINS = ("qonnx.custom_op.general", "onnx.brevitas")
@@ -846,10 +846,7 @@ def convert_model(model: Any, destination: str) -> Dict[str, Any]:
     model, values, shapes, folded = _fold_constants(model)
     conv = _Converter(model, values, shapes, folded)
     conv.run()
-    refuse_all(conv.report.refused)
-    compose_affine_chains(conv.graph, conv.report)
-    write_checked(conv.graph, destination)
-    return conv.report.as_dict(conv.graph)
+    return finish(conv.graph, conv.report, destination)
 
 
 def convert(source: str, destination: str) -> Dict[str, Any]:
@@ -859,11 +856,5 @@ def convert(source: str, destination: str) -> Dict[str, Any]:
         onnx.checker.check_model(model)
     except Exception as e:  # onnx raises DecodeError, ValidationError, OSError...
         raise InvalidArgument(f"{source}: onnx cannot read it: {type(e).__name__}: {e}") from None
-    try:
+    with refusals_naming(source):
         return convert_model(model, destination)
-    except InvalidArgument as e:
-        raise InvalidArgument(f"{source}: {e}") from None
-    except (RuntimeError, ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError) as e:
-        # A model the checker accepted but whose values the mapping or the reference evaluator cannot take:
-        # refused, never a traceback.
-        raise InvalidArgument(f"{source}: cannot convert it ({type(e).__name__}: {e})") from None

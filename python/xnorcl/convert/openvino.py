@@ -17,7 +17,7 @@ import openvino as ov
 
 from .._xnorcl import InvalidArgument
 from . import xnn
-from ._common import Report, compose_affine_chains, refuse_all, unique_name, write_checked
+from ._common import Report, finish, refusals_naming, unique_name
 
 # OpenVINO op -> (xnorcl op, attributes passed on). Binary and pre-transform ops are handled apart.
 _FLOAT_OPS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
@@ -494,10 +494,7 @@ def convert_model(model: Any, destination: str) -> Dict[str, Any]:
     _fold_constants(model)
     conv = _Converter(model)
     conv.run()
-    refuse_all(conv.report.refused)
-    compose_affine_chains(conv.graph, conv.report)
-    write_checked(conv.graph, destination)
-    return conv.report.as_dict(conv.graph)
+    return finish(conv.graph, conv.report, destination)
 
 
 def convert(source: str, destination: str) -> Dict[str, Any]:
@@ -506,11 +503,5 @@ def convert(source: str, destination: str) -> Dict[str, Any]:
         model = ov.Core().read_model(source)
     except Exception as e:  # OpenVINO's reader raises its own RuntimeError types
         raise InvalidArgument(f"{source}: OpenVINO cannot read it: {e}") from None
-    try:
+    with refusals_naming(source):
         return convert_model(model, destination)
-    except InvalidArgument as e:
-        raise InvalidArgument(f"{source}: {e}") from None
-    except (RuntimeError, ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError) as e:
-        # A model OpenVINO read but whose values xnorcl's mapping or OpenVINO's constant folding cannot take
-        # (a shape that claims terabytes, a damaged attribute): refused, never a traceback.
-        raise InvalidArgument(f"{source}: cannot convert it ({type(e).__name__}: {e})") from None
