@@ -17,10 +17,12 @@
 namespace xnorcl::test {
 
 // Programs a runtime builds besides those of create(): 1 where layers that store floats run a GEMM
-// configuration of their own (detail::layer_gemm_default), else 0.
+// configuration of their own (detail::layer_gemm_default), else 0. Asked for a grid that fills any device,
+// so that only the rule by kind of output counts (the callers force Global, where it is the only one).
 inline int float_layer_programs(const Runtime& rt) {
   const detail::RuntimeState& s = *rt.state();
-  const detail::GemmConfig c = detail::layer_gemm_default(s.gemm, s.profile, s.work_group_cap, true);
+  const detail::GemmConfig c =
+      detail::layer_gemm_default(s.gemm, s.profile, s.work_group_cap, true, 1 << 16, 1 << 16);
   return detail::to_text(c) == detail::to_text(s.gemm) ? 0 : 1;
 }
 

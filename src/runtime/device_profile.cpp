@@ -143,18 +143,36 @@ std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profi
   return configs;
 }
 
-// PoCL's CPU Global variant: a layer that stores floats (float or scale-and-bias output, with or without a
-// shortcut) takes a taller register block, 8 filter words by 4 patch words. The tuner chose it for most such
-// step classes of Bi-Real Net-18 and the binary ResNet-18 on an AMD EPYC and an Intel Xeon (per step 1.06x to
-// 1.20x in interleaved runs, xnorcl-bench network --tune fast); packed-output layers kept 4 x 8 there.
+std::int64_t gemm_work_groups(const GemmConfig& c, std::int64_t rows, std::int64_t columns) {
+  return ((rows + c.tile_m() - 1) / c.tile_m()) * ((columns + c.tile_n() - 1) / c.tile_n());
+}
+
+// Two rules, each measured with the tuner (xnorcl-bench network --tune fast):
+// - PoCL's CPU Global variant: a layer that stores floats (float or scale-and-bias output, with or without a
+//   shortcut) takes a taller register block, 8 filter words by 4 patch words. The tuner chose it for most
+//   such step classes of Bi-Real Net-18 and the binary ResNet-18 on an AMD EPYC and an Intel Xeon (per step
+//   1.06x to 1.20x in interleaved runs); packed-output layers kept 4 x 8 there.
+// - The Local variant: a GEMM whose grid at the default tile would give fewer than kGroupsPerComputeUnit
+//   work-groups per compute unit takes tiles of half as many output positions, twice the work-groups. A
+//   compute unit left with one work-group or none has nothing to run while that one waits for memory. On an
+//   NVIDIA H200 (132 compute units) at batch 1 the tuner moved every binary convolution of both networks
+//   from tn=4 to tn=2 (64x56x56: 49 work-groups of 64x64; 512x7x7: 8), per step 1.04x to 1.40x, the
+//   networks 1.115 -> 0.906 and 1.077 -> 0.926 ms of device time.
 GemmConfig layer_gemm_default(const GemmConfig& runtime_default, const DeviceProfile& profile,
-                              std::size_t work_group_cap, bool stores_floats) {
+                              std::size_t work_group_cap, bool stores_floats, std::int64_t rows,
+                              std::int64_t columns) {
   GemmConfig c = runtime_default;
-  if (profile.architecture != Architecture::PoclCpu || c.variant != Variant::Global || !stores_floats ||
-      c.tm != 4 || c.tn != 8)
+  if (profile.architecture == Architecture::PoclCpu && c.variant == Variant::Global && stores_floats &&
+      c.tm == 4 && c.tn == 8) {
+    c.tm = 8;
+    c.tn = 4;
+  } else if (c.variant == Variant::Local && c.tn > 2 &&
+             gemm_work_groups(c, rows, columns) <
+                 kGroupsPerComputeUnit * static_cast<std::int64_t>(profile.info.compute_units)) {
+    c.tn /= 2;
+  } else {
     return runtime_default;
-  c.tm = 8;
-  c.tn = 4;
+  }
   return gemm_config_fits(c, profile, work_group_cap) ? c : runtime_default;
 }
 

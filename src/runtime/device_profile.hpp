@@ -61,10 +61,16 @@ struct GemmConfig {
 // kernel and RuntimeOptions::max_work_group_size allow.
 std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profile);
 
+// Work-groups of a GEMM of `rows` output channels by `columns` output positions (every image's) in config c.
+std::int64_t gemm_work_groups(const GemmConfig& c, std::int64_t rows, std::int64_t columns);
+// Below this many work-groups per compute unit, layer_gemm_default halves a Local tile's output positions.
+constexpr std::int64_t kGroupsPerComputeUnit = 4;
 // The default configuration of one layer's GEMM: the runtime's (gemm_configs), except where measurements
-// showed a better rule for the kind of output (see device_profile.cpp).
+// showed a better rule for the kind of output or the size of the grid (see device_profile.cpp). `rows`:
+// the layer's output channels, `columns`: its output positions over all images (N*OH*OW).
 GemmConfig layer_gemm_default(const GemmConfig& runtime_default, const DeviceProfile& profile,
-                              std::size_t work_group_cap, bool stores_floats);
+                              std::size_t work_group_cap, bool stores_floats, std::int64_t rows,
+                              std::int64_t columns);
 
 // Tuning (docs/tuning.md). A GEMM configuration as the tuning file writes it: "wg=8 tm=4 tn=8 kt=8".
 std::string to_text(const GemmConfig& c);

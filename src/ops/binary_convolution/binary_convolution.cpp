@@ -225,7 +225,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.pack = detail::Im2colPackLauncher(*state);
   detail::TuningPoint tuning;
   m.gemm = detail::tuned_gemm(*state, gemm_shape_class(*state, d, options),
-                              options.output.kind != Output::Kind::Packed, tuning);
+                              options.output.kind != Output::Kind::Packed, d.C_OUT,
+                              std::int64_t(d.N) * d.OH * d.OW, tuning);
 
   const detail::MemoryLimits limits = detail::memory_limits(state->profile.info.max_mem_alloc_size);
   detail::ChunkPlan chunk_plan = detail::plan_layer_chunks(d, m.gemm.tile_n(), limits, g);

@@ -55,8 +55,9 @@ std::function<std::vector<std::string>(TuneSearch)> gemm_candidate_texts(const R
 }  // namespace
 
 XnorGemmLauncher tuned_gemm(const RuntimeState& state, const std::string& shape_class, bool stores_floats,
-                            TuningPoint& point) {
-  const GemmConfig base = layer_gemm_default(state.gemm, state.profile, state.work_group_cap, stores_floats);
+                            std::int64_t rows, std::int64_t columns, TuningPoint& point) {
+  const GemmConfig base =
+      layer_gemm_default(state.gemm, state.profile, state.work_group_cap, stores_floats, rows, columns);
   const auto parse = [&](const std::string& text) {
     // The defaults may lie outside the searched ranges (small work-group caps).
     if (text == to_text(base)) return std::optional<GemmConfig>(base);

@@ -101,10 +101,11 @@ class XnorGemmLauncher {
 };
 
 // The GEMM of a layer of shape class `shape_class` in its configuration: the tuning table's where it runs
-// here, else the layer's default (layer_gemm_default; `stores_floats`: its output is not packed). `point`
-// receives what it ran and the candidates a search tries.
+// here, else the layer's default (layer_gemm_default; `stores_floats`: its output is not packed; `rows` by
+// `columns`: output channels by output positions of all images). `point` receives what it ran and the
+// candidates a search tries.
 XnorGemmLauncher tuned_gemm(const RuntimeState& state, const std::string& shape_class, bool stores_floats,
-                            TuningPoint& point);
+                            std::int64_t rows, std::int64_t columns, TuningPoint& point);
 // The tuning point of a planned layer (its plan's shape class and configuration).
 TuningPoint gemm_tuning_point(const RuntimeState& state, const Plan& plan);
 
