@@ -57,7 +57,9 @@
 // rounded up, KH), the KW*Cw words of one row of taps of a run of 16 output columns per work-item. In both
 // the work-item after the runs writes the zero columns [P, P_pad). On a CPU device (PoCL) the work-item
 // loop wraps each kernel's body, so the 16 lanes of a run are explicit vectors (vload16/vstore16 and vector
-// arithmetic) rather than work-items a vectoriser would have to merge.
+// arithmetic) rather than work-items a vectoriser would have to merge. GPUs run the channel-packed layout
+// one word per work-item instead: channel_pack_pixel_* (global (n_count*iy_count*W rounded up, Cw)) and
+// im2col_pack_word (global (P_pad rounded up, Kw)), the same words.
 
 // Defaults only for compiling this file on its own (offline compilers, syntax checks); the runtime always
 // passes its own values from src/runtime/device_profile.cpp.
@@ -345,6 +347,84 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
     }
     ix += dilation_x;
   }
+}
+
+// The channel-packed layout one word per work-item, for GPUs (the runs above are for CPUs, whose work-item
+// loop leaves vectors to the kernel body). A GPU runs work-items side by side in waves: runs of 16 give it
+// 16 times fewer work-items, each with a long serial loop, and lanes whose loads lie 64 bytes apart; a layer
+// at batch 1 (512x7x7: 4 runs of pixels per channel word, 7 runs of columns per row of taps) then leaves
+// most compute units idle. Here adjacent work-items take adjacent pixels or output columns, so a wave's loads
+// of one channel plane and its stores of one patch word are contiguous. Same words as the runs.
+//
+// channel_pack_pixel_*: work-item (q, cw) is pixel q of the chunk's rows (q = image*iy_count*W + (iy -
+// iy_first)*W + ix, `pixels` of them) and channel word cw; NDRange global (pixels rounded up, Cw).
+#define DEFINE_CHANNEL_PACK_PIXEL(NAME, TYPE, LOAD_BITS)                                                       \
+  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
+      __global const TYPE* restrict x, __global word_t* restrict packed,                                     \
+      __global const uint* restrict thr_keys, const int C_IN, const int H, const int W, const int Cw,        \
+      const int n0, const int iy_first, const int iy_count, const int pixels) {                              \
+    const int q = (int)get_global_id(0);                                                                      \
+    const int cw = (int)get_global_id(1);                                                                     \
+    if (q >= pixels) return;                                                                                  \
+    const int per_image = iy_count * W;                                                                       \
+    const int image = q / per_image;                                                                          \
+    const int r = q - image * per_image; /* (iy - iy_first)*W + ix: rows are contiguous in the plane */       \
+    const ulong plane = (ulong)H * (ulong)W;                                                                  \
+    const int c0 = cw * WORD_BITS;                                                                            \
+    ulong index = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W +    \
+                  (ulong)r;                                                                                   \
+    const int count = min(WORD_BITS, C_IN - c0);                                                              \
+    word_t word = 0;                                                                                          \
+    for (int j = 0; j < count; ++j) {                                                                         \
+      const uint u = LOAD_BITS(x, index);                                                                     \
+      word |= (word_t)(order_key(u) > thr_keys[c0 + j] ? 1u : 0u) << j;                                       \
+      index += plane;                                                                                         \
+    }                                                                                                         \
+    packed[(ulong)q * (ulong)Cw + (ulong)cw] = word;                                                          \
+  }
+
+DEFINE_CHANNEL_PACK_PIXEL(channel_pack_pixel_f32, uint, LOAD_BITS_F32)
+DEFINE_CHANNEL_PACK_PIXEL(channel_pack_pixel_u8, uchar, LOAD_BITS_U8)
+
+// im2col_pack_word: work-item (p, w) writes word w = (ky*KW + kx)*Cw + cw of patch p (a zero for the
+// columns p in [P, P_pad)); NDRange global (P_pad rounded up, Kw).
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_word(
+    __global const word_t* restrict packed, __global word_t* restrict patches, const int C_IN, const int H,
+    const int W, const int KW, const int stride_y, const int stride_x, const int dilation_y,
+    const int dilation_x, const int pad_top, const int pad_left, const int OW, const int Cw, const int oy0,
+    const int rows, const int iy_first, const int iy_count, const int P, const int P_pad, const uint pad_bit) {
+  const int p = (int)get_global_id(0);
+  const int w = (int)get_global_id(1);
+  if (p >= P_pad) return;
+  const ulong out_index = (ulong)w * (ulong)P_pad + (ulong)p;
+  if (p >= P) {
+    patches[out_index] = 0;
+    return;
+  }
+  // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
+  // uninitialized-value checker cannot execute).
+  const int per_image = rows * OW;
+  const int image = p / per_image;
+  const int r = p - image * per_image;
+  const int row = r / OW;
+  const int ox = r - row * OW;
+  const int tap = w / Cw;
+  const int cw = w - tap * Cw;
+  const int ky = tap / KW;
+  const int kx = tap - ky * KW;
+  // Positions in 64 bits: strides, dilations and pads may be near INT_MAX.
+  const long iy = (long)(oy0 + row) * stride_y - pad_top + (long)ky * dilation_y;
+  const long ix = (long)ox * stride_x - pad_left + (long)kx * dilation_x;
+  word_t word;
+  if (iy >= 0 && iy < H && ix >= 0 && ix < W) {
+    const ulong packed_row = (ulong)image * (ulong)iy_count + (ulong)(iy - iy_first);
+    word = packed[(packed_row * (ulong)W + (ulong)ix) * (ulong)Cw + (ulong)cw];
+  } else {
+    const int count = C_IN - cw * WORD_BITS;
+    const word_t ones = pad_bit ? ~(word_t)0 : (word_t)0;
+    word = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);
+  }
+  patches[out_index] = word;
 }
 
 // The 16 lanes of a comparison mask (-1 or 0) as the bits 0..15 of a uint (lane i is bit i). Lane by lane with

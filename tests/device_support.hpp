@@ -52,4 +52,21 @@ inline Runtime& runtime_for(Variant variant, int word_bits = 0) {
   }
 }
 
+// A runtime like runtime_for's whose channel-packed layouts pack in the geometry the device does not choose
+// (detail::packs_in_vector_runs: vector runs on CPU devices, a word per work-item elsewhere), so that both
+// run on every device. One per variant and word size per process.
+inline Runtime& runtime_with_other_packing(Variant variant, int word_bits = 0) {
+  static std::map<std::pair<Variant, int>, Runtime> runtimes;
+  const auto key = std::make_pair(variant, word_bits);
+  auto it = runtimes.find(key);
+  if (it != runtimes.end()) return it->second;
+  runtime_for(variant, word_bits);  // skips or fails as every device test does where there is no device
+  RuntimeOptions options;
+  options.variant = variant;
+  if (word_bits) options.word_bits = word_bits;
+  Runtime rt = Runtime::create(options);
+  rt.state()->pack_in_runs = !detail::packs_in_vector_runs(rt.state()->profile);
+  return runtimes.emplace(key, std::move(rt)).first->second;
+}
+
 }  // namespace xnorcl::test

@@ -246,6 +246,10 @@ std::vector<GemmConfig> gemm_candidates(const GemmConfig& base, const DeviceProf
   return out;
 }
 
+bool packs_in_vector_runs(const DeviceProfile& profile) {
+  return profile.info.type == "CPU";
+}
+
 std::vector<int> float_conv_column_candidates(TuneSearch /*search*/) {
   return {kFloatConvColumns, 16};
 }

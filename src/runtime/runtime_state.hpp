@@ -40,6 +40,9 @@ struct RuntimeState {
   // Programs built once in Runtime::create; only read afterwards, so threads may share them.
   cl::Program im2col_pack;  // kernels im2col_pack_f32, im2col_pack_u8
   std::size_t pack_work_group = 1;
+  // packs_in_vector_runs(profile): which kernels of im2col_pack pack the channel-packed layout (both compute
+  // the same words; the tests run each on every device by setting this before making layers).
+  bool pack_in_runs = true;
   cl::Program xnor_gemm;  // kernel xnor_gemm
   GemmConfig gemm;
 

@@ -321,7 +321,93 @@ void plan_reports_launches(Variant variant) {
   require_kernels_ran(conv, variant, c.uint8_input);
 }
 
+// Channel-packed layouts in both packing geometries (vector runs, a word per work-item), with both word
+// sizes: runs that end inside and at a row's end, 1 to 3 channel words (one vector store, strided stores,
+// a partial last word), pads wider than the run, stride 2, dilation, uint8 input, every pad class, a layer
+// split into row chunks, batches. The geometry is the plan's, and the runtime's choice where it is not
+// forced.
+void channel_packed_edges(Variant variant) {
+  struct Edge {
+    Shape input, filter;
+    std::array<int, 2> strides, dilations, pads_begin, pads_end;
+    float pad_value;
+    bool uint8_input;
+    std::size_t chunk_budget;
+  };
+  const std::vector<Edge> edges = {
+      {{1, 64, 7, 7}, {9, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0.0f, false, 0},
+      {{2, 60, 5, 37}, {6, 60, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1.0f, true, 0},
+      {{1, 96, 9, 20}, {5, 96, 3, 2}, {2, 2}, {1, 2}, {2, 18}, {0, 17}, -1.0f, false, 0},
+      {{3, 33, 6, 17}, {4, 33, 2, 3}, {1, 1}, {2, 2}, {1, 2}, {0, 2}, 0.5f, false, 0},
+      {{2, 120, 11, 16}, {7, 120, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0.0f, true, 6000},
+  };
+  for (int word_bits : {32, 64}) {
+    for (bool other : {false, true}) {
+      Runtime& rt = other ? runtime_with_other_packing(variant, word_bits) : runtime_for(variant, word_bits);
+      const detail::RuntimeState& s = *rt.state();
+      REQUIRE(s.pack_in_runs == (detail::packs_in_vector_runs(s.profile) != other));
+      for (std::size_t i = 0; i < edges.size(); ++i) {
+        const Edge& e = edges[i];
+        ConvCase c;
+        c.name = "channel-packed edge " + std::to_string(i);
+        c.seed = 600 + i;
+        c.input = e.input;
+        c.filter = e.filter;
+        c.attributes.strides = e.strides;
+        c.attributes.dilations = e.dilations;
+        c.attributes.pads_begin = e.pads_begin;
+        c.attributes.pads_end = e.pads_end;
+        c.attributes.pad_value = e.pad_value;
+        c.uint8_input = e.uint8_input;
+        c.kind = InputKind::SmallInteger;
+        Rng rng(c.seed);
+        c.attributes.input_thresholds = {};
+        c.attributes.input_thresholds.resize(static_cast<std::size_t>(e.input[1]));
+        for (float& t : c.attributes.input_thresholds) t = static_cast<float>(rng.uniform(-2, 4)) + 0.5f;
+        fill_data(c, rng);
+        INFO("word_bits " << word_bits << ", packing in runs " << s.pack_in_runs);
+        if (e.chunk_budget) ::setenv("XNORCL_MAX_CHUNK_BYTES", std::to_string(e.chunk_budget).c_str(), 1);
+        check_case_on(rt, variant, c);
+        const Plan plan = BinaryConvolution(rt, c.attributes, c.input, c.make_filter()).plan();
+        ::unsetenv("XNORCL_MAX_CHUNK_BYTES");
+        INFO(plan.to_string());
+        REQUIRE(plan.channel_packed);
+        // The plan names the float kernel: a run's input type picks the u8 one.
+        REQUIRE(plan.launches.front().kernel ==
+                (s.pack_in_runs ? "channel_pack_f32" : "channel_pack_pixel_f32"));
+        if (e.chunk_budget) REQUIRE(plan.chunks >= 2);
+      }
+    }
+  }
+}
+
+// The random configurations on a runtime of the other packing geometry (the channel-packed ones differ).
+void random_batch_other_packing(Variant variant, int batch) {
+  Runtime& rt = runtime_with_other_packing(variant);
+  bool channel_packed = false;
+  for (int i = 0; i < kCasesPerBatch; ++i) {
+    const ConvCase c = random_case(std::uint64_t(1000) * batch + i);
+    check_case_on(rt, variant, c);
+    channel_packed =
+        channel_packed || BinaryConvolution(rt, c.attributes, c.input, c.make_filter()).plan().channel_packed;
+  }
+  CHECK(channel_packed);
+}
+
 }  // namespace
+
+XNORCL_VARIANT_TEST("channel-packed layouts at their edges, in both packing geometries", "[conv][channel]",
+                    channel_packed_edges)
+
+#define XNORCL_RANDOM_BATCH_OTHER_PACKING(b)                                                            \
+  static void random_batch_other_packing_##b(Variant v) {                                               \
+    random_batch_other_packing(v, b);                                                                   \
+  }                                                                                                     \
+  XNORCL_VARIANT_TEST("random configurations, the other packing geometry, batch " #b, "[conv][random]", \
+                      random_batch_other_packing_##b)
+XNORCL_RANDOM_BATCH_OTHER_PACKING(1)
+XNORCL_RANDOM_BATCH_OTHER_PACKING(4)
+XNORCL_RANDOM_BATCH_OTHER_PACKING(7)
 
 XNORCL_VARIANT_TEST("OpenVINO's nine published cases in both bit orders", "[conv][openvino]",
                     openvino_published_cases)

@@ -59,6 +59,9 @@ struct OclgrindCase {
   std::size_t chunk_budget;  // XNORCL_MAX_CHUNK_BYTES for this case; 0: none
   ConvCase conv;
   int word_bits = 0;  // RuntimeOptions::word_bits; 0: the architecture's (Oclgrind: 32)
+  // Channel-packed layouts in vector runs (CPU devices' geometry) rather than Oclgrind's own, a word per
+  // work-item (detail::packs_in_vector_runs: Oclgrind reports itself as a GPU too).
+  bool vector_runs = false;
 };
 
 ConvCase make_case(const std::string& name, std::uint64_t seed, Shape x, Shape f,
@@ -174,12 +177,13 @@ std::vector<OclgrindCase> cases() {
   t.push_back(
       {Variant::Global, 0,
        make_case("channel runs Cw=1 v=0", 31, {1, 20, 3, 37}, {5, 20, 3, 3},
-                 explicit_pads({1, 1}, {1, 1}, 0.0f), false, InputKind::Floats, BitOrder::MsbFirst, true)});
+                 explicit_pads({1, 1}, {1, 1}, 0.0f), false, InputKind::Floats, BitOrder::MsbFirst, true),
+       0, true});
   t.push_back({Variant::Global, 0,
                make_case("64-bit words channel runs Cw=1 v=0.5 N=2", 32, {2, 40, 3, 20}, {6, 40, 3, 3},
                          explicit_pads({1, 1}, {1, 1}, 0.5f), true, InputKind::SmallInteger,
                          BitOrder::MsbFirst, true),
-               64});
+               64, true});
   t.push_back({Variant::Global, 0,
                make_case(
                    "channel runs Cw=2 d2 v=+1", 35, {1, 33, 4, 21}, {4, 33, 2, 3},
@@ -189,12 +193,13 @@ std::vector<OclgrindCase> cases() {
                      a.dilations = {2, 2};
                      a.pad_value = 1.0f;
                    },
-                   false, InputKind::Floats, BitOrder::MsbFirst, true)});
+                   false, InputKind::Floats, BitOrder::MsbFirst, true),
+               0, true});
   t.push_back(
       {Variant::Local, 0,
        make_case("64-bit words channel runs Cw=2 v=-1", 36, {1, 120, 2, 18}, {3, 120, 1, 2},
                  explicit_pads({0, 0}, {0, 0}, -1.0f), false, InputKind::Binary, BitOrder::MsbFirst, false),
-       64});
+       64, true});
   t.push_back(
       {Variant::Local, 0,
        make_case("row runs 3ch 5x5 v=0 N=2", 33, {2, 3, 5, 37}, {4, 3, 5, 5},
@@ -204,6 +209,28 @@ std::vector<OclgrindCase> cases() {
                          explicit_pads({1, 3}, {0, 1}, 1.0f), true, InputKind::SmallInteger,
                          BitOrder::LsbFirst, true),
                64});
+  // A word per work-item (channel_pack_pixel_*, im2col_pack_word; the other channel-packed cases above run
+  // it too): a partial last channel word, dilation and pads wider than a tap, stride 2, uint8 input, the
+  // zero columns past P, N = 2.
+  t.push_back({Variant::Global, 0,
+               make_case(
+                   "word per work-item Cw=2 d2 v=+1", 37, {2, 33, 4, 13}, {5, 33, 2, 3},
+                   [](BinaryConvolution::Attributes& a) {
+                     a.pads_begin = {1, 3};
+                     a.pads_end = {0, 2};
+                     a.dilations = {2, 2};
+                     a.pad_value = 1.0f;
+                   },
+                   false, InputKind::Floats, BitOrder::MsbFirst, true)});
+  t.push_back({Variant::Local, 0,
+               make_case(
+                   "uint8 word per work-item Cw=3 s2 v=0", 38, {1, 90, 7, 9}, {6, 90, 3, 3},
+                   [](BinaryConvolution::Attributes& a) {
+                     a.pads_begin = {1, 1};
+                     a.pads_end = {1, 1};
+                     a.strides = {2, 2};
+                   },
+                   true, InputKind::SmallInteger, BitOrder::LsbFirst, true)});
   return t;
 }
 
@@ -250,6 +277,8 @@ int run_cases(std::size_t first, std::size_t count) {
       chosen = &it->second;
     }
     Runtime& rt = *chosen;
+    // Layers take the geometry when they are made: set for each.
+    rt.state()->pack_in_runs = oc.vector_runs || detail::packs_in_vector_runs(rt.state()->profile);
     std::cout << "[" << i << "] " << describe(c) << "\n";
     if (oc.chunk_budget) {
       ::setenv("XNORCL_MAX_CHUNK_BYTES", std::to_string(oc.chunk_budget).c_str(), 1);
@@ -268,11 +297,16 @@ int run_cases(std::size_t first, std::size_t count) {
     // Dense layouts pack with row_pack_<type> and then im2col_pack_rows (from bit rows) or with
     // im2col_pack_<type> (bit by bit, dilation_x > 1); channel-packed ones with channel_pack_<type> and then
     // im2col_pack_words: every packing kernel of the plan's layout must have run.
+    // A word per work-item packs the channel-packed layout with channel_pack_pixel_<type> and
+    // im2col_pack_word instead.
     const std::string type = c.uint8_input ? "u8" : "f32";
+    const bool runs = rt.state()->pack_in_runs;
     const std::vector<std::string> packing =
-        conv.plan().channel_packed ? std::vector<std::string>{"channel_pack_" + type, "im2col_pack_words"}
-        : conv.plan().bit_rows     ? std::vector<std::string>{"row_pack_" + type, "im2col_pack_rows"}
-                                   : std::vector<std::string>{"im2col_pack_" + type};
+        conv.plan().channel_packed
+            ? (runs ? std::vector<std::string>{"channel_pack_" + type, "im2col_pack_words"}
+                    : std::vector<std::string>{"channel_pack_pixel_" + type, "im2col_pack_word"})
+        : conv.plan().bit_rows ? std::vector<std::string>{"row_pack_" + type, "im2col_pack_rows"}
+                               : std::vector<std::string>{"im2col_pack_" + type};
     bool packed = true, gemm = false;
     for (const std::string& kernel : packing) {
       bool found = false;

@@ -6,12 +6,13 @@
 
 namespace xnorcl::detail {
 
-Im2colPackLauncher::Im2colPackLauncher(const RuntimeState& state) : work_group_(state.pack_work_group) {
+Im2colPackLauncher::Im2colPackLauncher(const RuntimeState& state)
+    : work_group_(state.pack_work_group), runs_(state.pack_in_runs) {
   f32_ = make_kernel(state.im2col_pack, kernel_name(false), state.device, work_group_);
   u8_ = make_kernel(state.im2col_pack, kernel_name(true), state.device, work_group_);
-  channel_f32_ = make_kernel(state.im2col_pack, kernel_name(false, true), state.device, work_group_);
-  channel_u8_ = make_kernel(state.im2col_pack, kernel_name(true, true), state.device, work_group_);
-  words_ = make_kernel(state.im2col_pack, words_kernel_name(), state.device, work_group_);
+  channel_f32_ = make_kernel(state.im2col_pack, kernel_name(false, true, runs_), state.device, work_group_);
+  channel_u8_ = make_kernel(state.im2col_pack, kernel_name(true, true, runs_), state.device, work_group_);
+  words_ = make_kernel(state.im2col_pack, words_kernel_name(runs_), state.device, work_group_);
   row_f32_ = make_kernel(state.im2col_pack, row_kernel_name(false), state.device, work_group_);
   row_u8_ = make_kernel(state.im2col_pack, row_kernel_name(true), state.device, work_group_);
   rows_ = make_kernel(state.im2col_pack, rows_kernel_name(), state.device, work_group_);
@@ -25,14 +26,20 @@ std::int64_t Im2colPackLauncher::channel_pack_runs(const LayerDims& d, const Chu
   return std::int64_t(c.n_count) * ((per_image + kChannelPackRun - 1) / kChannelPackRun);
 }
 
+// channel_pack_pixel_*'s work-items along dimension 0: the pixels of the chunk's rows of every image.
+std::int64_t Im2colPackLauncher::channel_pack_pixels(const LayerDims& d, const Chunk& c) {
+  return std::int64_t(c.n_count) * c.iy_count * d.W;
+}
+
 // im2col_pack_rows's and im2col_pack_words's runs: kOutputRun consecutive output columns of one output row
 // (the last run of a row may be shorter).
 std::int64_t Im2colPackLauncher::output_runs(const LayerDims& d, const Chunk& c) {
   return std::int64_t(c.n_count) * c.rows * ((d.OW + kOutputRun - 1) / kOutputRun);
 }
 
-const char* Im2colPackLauncher::kernel_name(bool uint8_input, bool channel_packed) {
-  if (channel_packed) return uint8_input ? "channel_pack_u8" : "channel_pack_f32";
+const char* Im2colPackLauncher::kernel_name(bool uint8_input, bool channel_packed, bool runs) {
+  if (channel_packed && runs) return uint8_input ? "channel_pack_u8" : "channel_pack_f32";
+  if (channel_packed) return uint8_input ? "channel_pack_pixel_u8" : "channel_pack_pixel_f32";
   return uint8_input ? "im2col_pack_u8" : "im2col_pack_f32";
 }
 
@@ -68,13 +75,19 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
     out.push_back(l);
     return out;
   }
-  l.kernel = kernel_name(uint8_input, true);
-  l.global = {static_cast<std::size_t>(round_up(channel_pack_runs(d, c), wg)),
-              static_cast<std::size_t>(d.Cw)};
+  l.kernel = kernel_name(uint8_input, true, runs_);
+  l.global = {
+      static_cast<std::size_t>(round_up(runs_ ? channel_pack_runs(d, c) : channel_pack_pixels(d, c), wg)),
+      static_cast<std::size_t>(d.Cw)};
   out.push_back(l);
-  l.kernel = words_kernel_name();
-  // One more work-item than runs: it writes the zero columns [P, P_pad).
-  l.global = {static_cast<std::size_t>(round_up(output_runs(d, c) + 1, wg)), static_cast<std::size_t>(d.KH)};
+  l.kernel = words_kernel_name(runs_);
+  if (runs_) {
+    // One more work-item than runs: it writes the zero columns [P, P_pad).
+    l.global = {static_cast<std::size_t>(round_up(output_runs(d, c) + 1, wg)),
+                static_cast<std::size_t>(d.KH)};
+  } else {
+    l.global = {static_cast<std::size_t>(round_up(c.P_pad, wg)), static_cast<std::size_t>(d.Kw)};
+  }
   out.push_back(l);
   return out;
 }
@@ -132,9 +145,18 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, InputType i
                    d.dilation_x, d.pad_top, d.pad_left, d.OW,    d.Cw,       units,        c.n0,
                    c.oy0,        c.rows,    c.P,        c.P_pad, pad_bit,    runs_per_row, runs});
   }
+  cl::Kernel& channel = uint8_input ? channel_u8_ : channel_f32_;
+  if (!runs_) {
+    const std::vector<cl::Event> after(
+        1, launch(channel, ls[0], wait, {&input, &packed, &threshold_keys},
+                  {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, channel_pack_pixels(d, c)}));
+    return launch(words_, ls[1], &after, {&packed, &patches},
+                  {d.C_IN, d.H, d.W, d.KW, d.stride_y, d.stride_x, d.dilation_y, d.dilation_x, d.pad_top,
+                   d.pad_left, d.OW, d.Cw, c.oy0, c.rows, c.iy_first, c.iy_count, c.P, c.P_pad, pad_bit});
+  }
   const auto pack_runs = channel_pack_runs(d, c);
   const std::vector<cl::Event> after(
-      1, launch(uint8_input ? channel_u8_ : channel_f32_, ls[0], wait, {&input, &packed, &threshold_keys},
+      1, launch(channel, ls[0], wait, {&input, &packed, &threshold_keys},
                 {d.C_IN, d.H, d.W, d.Cw, c.n0, c.iy_first, c.iy_count, pack_runs / c.n_count, pack_runs}));
   return launch(words_, ls[1], &after, {&packed, &patches},
                 {d.C_IN,       d.H,        d.W,        d.KW,    d.stride_y, d.stride_x,   d.dilation_y,

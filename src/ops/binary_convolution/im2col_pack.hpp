@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Launches cl_kernels/im2col_pack.cl: binarizes the input and writes the packed k-major patch matrix, in the
 // layer's layout (dense from bit rows: row_pack_* then im2col_pack_rows; dense bit by bit (dilation_x > 1):
-// one launch of im2col_pack_*; channel-packed: channel_pack_* then im2col_pack_words; a packed input,
-// unit-packed: one launch of im2col_pack_units).
+// one launch of im2col_pack_*; channel-packed: channel_pack_* then im2col_pack_words in vector runs on CPU
+// devices, channel_pack_pixel_* then im2col_pack_word a word per work-item elsewhere
+// (RuntimeState::pack_in_runs); a packed input, unit-packed: one launch of im2col_pack_units).
 #pragma once
 
 #include <cstdint>
@@ -23,10 +24,13 @@ class Im2colPackLauncher {
   // CL_KERNEL_WORK_GROUP_SIZE is below the program's local size.
   explicit Im2colPackLauncher(const RuntimeState& state);
 
-  // The kernel that reads X (the one every run of the layout enqueues first).
-  static const char* kernel_name(bool uint8_input, bool channel_packed = false);
+  // The kernel that reads X (the one every run of the layout enqueues first); `runs`: the channel-packed
+  // layout's vector runs (RuntimeState::pack_in_runs), else its word per work-item.
+  static const char* kernel_name(bool uint8_input, bool channel_packed = false, bool runs = true);
   static const char* packed_input_kernel_name() { return "im2col_pack_units"; }
-  static const char* words_kernel_name() { return "im2col_pack_words"; }
+  static const char* words_kernel_name(bool runs = true) {
+    return runs ? "im2col_pack_words" : "im2col_pack_word";
+  }
   static const char* row_kernel_name(bool uint8_input) {
     return uint8_input ? "row_pack_u8" : "row_pack_f32";
   }
@@ -34,6 +38,7 @@ class Im2colPackLauncher {
   // Pixels per channel_pack_* work-item (PACK_RUN in cl_kernels/im2col_pack.cl).
   static constexpr int kChannelPackRun = 16;
   static std::int64_t channel_pack_runs(const LayerDims& d, const Chunk& c);
+  static std::int64_t channel_pack_pixels(const LayerDims& d, const Chunk& c);
   // Output columns per im2col_pack_rows, im2col_pack_words and im2col_pack_units work-item (ROWS_RUN and
   // WORDS_RUN in cl_kernels/im2col_pack.cl).
   static constexpr int kOutputRun = 16;
@@ -53,6 +58,7 @@ class Im2colPackLauncher {
  private:
   cl::Kernel f32_, u8_, channel_f32_, channel_u8_, words_, row_f32_, row_u8_, rows_, units_;
   std::size_t work_group_ = 1;
+  bool runs_ = true;  // RuntimeState::pack_in_runs when this object was made
 };
 
 }  // namespace xnorcl::detail
