@@ -36,7 +36,7 @@ def test_a_format_without_its_converter_says_so(tmp_path, monkeypatch):
     assert "has no Some Format converter yet" in message
     assert ".xml" in message and ".tflite" in message and "[openvino]" in message and "[tflite]" in message
     assert message.endswith(
-        "Converters installed in this version: OpenVINO IR, Larq Compute Engine TFLite, ONNX (PyTorch, Brevitas/QONNX).")
+        "Converters installed in this version: OpenVINO IR, Larq Compute Engine TFLite, ONNX (PyTorch, QONNX).")
     assert isinstance(info.value, xnorcl.Error)
     assert not destination.exists()
 

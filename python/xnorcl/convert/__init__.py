@@ -30,7 +30,7 @@ class Format:
 FORMATS: Tuple[Format, ...] = (
     Format("OpenVINO IR", (".xml",), "openvino", ("openvino",), "xnorcl.convert.openvino"),
     Format("Larq Compute Engine TFLite", (".tflite",), "tflite", ("tflite", "flatbuffers"), "xnorcl.convert.tflite"),
-    Format("ONNX (PyTorch, Brevitas/QONNX)", (".onnx",), "onnx", ("onnx",), "xnorcl.convert.onnx"),
+    Format("ONNX (PyTorch, QONNX)", (".onnx",), "onnx", ("onnx",), "xnorcl.convert.onnx"),
 )
 
 
