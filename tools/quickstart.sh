@@ -83,7 +83,8 @@ python_tests() {
   # CMAKE_ARGS carries XNORCL_CMAKE_ARGS (CI's -DXNORCL_WERROR=ON) into pip's CMake build.
   # The [openvino] extra brings OpenVINO's reader and CPU plugin for the IR converter's conformance tests
   # (about 50 MB from PyPI, half a minute); with CI=true those tests fail rather than skip without it.
-  # [all] also brings the TFLite readers (tflite, flatbuffers) for the Larq converter.
+  # [all] also brings the TFLite readers (tflite, flatbuffers) for the Larq converter and onnx for the ONNX one;
+  # [test] brings onnxruntime and qonnx, the engines the ONNX tests compare with.
   echo "quickstart: installing the Python package into build/venv: pip compiles the C++ library for it" \
     "(about 5 minutes on 2 cores) and fetches its test and converter dependencies"
   CMAKE_ARGS="${XNORCL_CMAKE_ARGS:-}" with_heartbeat "pip install" build/venv/bin/pip install --quiet ".[test,all]"
