@@ -5,10 +5,12 @@ A missing OpenCL platform fails a device test; only a job that declares XNORCL_E
 as in the C++ suite.
 """
 
+import importlib
 import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import xnorcl
@@ -84,3 +86,26 @@ def convert_damaged(files, folder, seed, count, most_flips, memory_gib):
     assert result.returncode == 0, result.stderr[-3000:]
     converted, refused = map(int, result.stdout.split())
     return converted, refused
+
+
+# Negative controls of the ONNX converter: each makes it convert wrongly in one way that its conformance tests
+# must catch. `monkeypatch_context` is a `monkeypatch.context()`.
+def convert_with_weight_bits_lsb_first(monkeypatch_context):
+    """The weights' bits written in the other order within each byte."""
+    from xnorcl.convert import xnn
+
+    original = xnn.Graph.add_bits
+    monkeypatch_context.setattr(xnn.Graph, "add_bits", lambda self, name, dims, data: original(
+        self, name, dims, np.packbits(np.unpackbits(data), bitorder="little")))
+
+
+def convert_forgetting_the_pad_value(monkeypatch_context):
+    """A Pad's value before a binary convolution dropped (its taps add 0)."""
+    onnx_converter = importlib.import_module("xnorcl.convert.onnx")
+    original = onnx_converter._Converter.binary_convolution
+
+    def forgets_the_value(self, node, bits, *args):
+        padded = onnx_converter.Bits(bits.name, bits.level, bits.binarizer, (bits.pads[0], bits.pads[1], 0.0))
+        return original(self, node, padded, *args)
+
+    monkeypatch_context.setattr(onnx_converter._Converter, "binary_convolution", forgets_the_value)

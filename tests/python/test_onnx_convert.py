@@ -27,9 +27,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import xnorcl
-from xnorcl.convert import xnn
 
-from conftest import runtime_for
+from conftest import convert_forgetting_the_pad_value, convert_with_weight_bits_lsb_first, runtime_for
 
 onnx_converter = importlib.import_module("xnorcl.convert.onnx")
 with_standard_binarizers = onnx_converter.with_standard_binarizers
@@ -478,18 +477,10 @@ def test_negative_controls_bite(tmp_path, monkeypatch):
 
     assert np.array_equal(run("right"), want)
     with monkeypatch.context() as m:
-        original = xnn.Graph.add_bits
-        m.setattr(xnn.Graph, "add_bits", lambda self, name, dims, data: original(
-            self, name, dims, np.packbits(np.unpackbits(data), bitorder="little")))
+        convert_with_weight_bits_lsb_first(m)
         assert not np.array_equal(run("lsb_first"), want)
     with monkeypatch.context() as m:
-        original_conv = onnx_converter._Converter.binary_convolution
-
-        def forgets_the_value(self, node, bits, *args):
-            padded = onnx_converter.Bits(bits.name, bits.level, bits.binarizer, (bits.pads[0], bits.pads[1], 0.0))
-            return original_conv(self, node, padded, *args)
-
-        m.setattr(onnx_converter._Converter, "binary_convolution", forgets_the_value)
+        convert_forgetting_the_pad_value(m)
         assert not np.array_equal(run("zero_pad"), want)
 
 

@@ -15,7 +15,6 @@ docs/onnx.md's example is the docs_example fixture: its PyTorch half must still 
 """
 
 import hashlib
-import importlib
 import json
 import os
 import subprocess
@@ -27,10 +26,8 @@ import pytest
 
 import xnorcl
 
-from conftest import convert_damaged, runtime_for
-from xnorcl.convert import xnn
-
-onnx_converter = importlib.import_module("xnorcl.convert.onnx")
+from conftest import (convert_damaged, convert_forgetting_the_pad_value, convert_with_weight_bits_lsb_first,
+                      runtime_for)
 FIXTURES = Path(__file__).parent / "onnx_fixtures"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "onnx.md"
 MODELS = json.loads((FIXTURES / "MANIFEST.json").read_text())["models"]
@@ -97,19 +94,11 @@ def test_negative_controls_fail_against_the_engines(tmp_path, monkeypatch):
         xnorcl.convert(str(FIXTURES / f"{name}.onnx"), str(tmp_path / f"{name}.xnn"))
         assert matches_engine(tmp_path / f"{name}.xnn", name)
     with monkeypatch.context() as m:
-        original = xnn.Graph.add_bits
-        m.setattr(xnn.Graph, "add_bits", lambda self, name, dims, data: original(
-            self, name, dims, np.packbits(np.unpackbits(data), bitorder="little")))
+        convert_with_weight_bits_lsb_first(m)
         xnorcl.convert(str(FIXTURES / f"{plain}.onnx"), str(tmp_path / "lsb.xnn"))
     assert not matches_engine(tmp_path / "lsb.xnn", plain)
     with monkeypatch.context() as m:
-        original_conv = onnx_converter._Converter.binary_convolution
-
-        def forgets_the_value(self, node, bits, *args):
-            padded = onnx_converter.Bits(bits.name, bits.level, bits.binarizer, (bits.pads[0], bits.pads[1], 0.0))
-            return original_conv(self, node, padded, *args)
-
-        m.setattr(onnx_converter._Converter, "binary_convolution", forgets_the_value)
+        convert_forgetting_the_pad_value(m)
         xnorcl.convert(str(FIXTURES / f"{pad}.onnx"), str(tmp_path / "zero_pad.xnn"))
     assert not matches_engine(tmp_path / "zero_pad.xnn", pad)
 
