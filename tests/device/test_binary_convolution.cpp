@@ -237,18 +237,45 @@ void run_leaves_output_untouched_on_error(Variant variant) {
   REQUIRE(difference.empty());
 }
 
+// A layer at the edges of a packing path: its geometry, input type and the chunk budget that splits it
+// into row chunks (0: the default budget).
+struct LayerEdge {
+  Shape input, filter;
+  std::array<int, 2> strides, dilations, pads_begin, pads_end;
+  float pad_value;
+  bool uint8_input;
+  std::size_t chunk_budget;
+};
+
+ConvCase edge_case(const LayerEdge& e, const std::string& name, std::uint64_t seed) {
+  ConvCase c;
+  c.name = name;
+  c.seed = seed;
+  c.input = e.input;
+  c.filter = e.filter;
+  c.attributes.strides = e.strides;
+  c.attributes.dilations = e.dilations;
+  c.attributes.pads_begin = e.pads_begin;
+  c.attributes.pads_end = e.pads_end;
+  c.attributes.pad_value = e.pad_value;
+  c.uint8_input = e.uint8_input;
+  return c;
+}
+
+// Checks the case against the reference under the edge's chunk budget and returns the plan it ran.
+Plan checked_plan(Runtime& rt, Variant variant, const ConvCase& c, std::size_t chunk_budget) {
+  if (chunk_budget) ::setenv("XNORCL_MAX_CHUNK_BYTES", std::to_string(chunk_budget).c_str(), 1);
+  check_case_on(rt, variant, c);
+  const Plan plan = BinaryConvolution(rt, c.attributes, c.input, c.make_filter()).plan();
+  ::unsetenv("XNORCL_MAX_CHUNK_BYTES");
+  return plan;
+}
+
 // Dense packing from bit rows at its edges, with both word sizes: rows of several words, pads wider than a
 // word (runs entirely in the pad), strides, dilation_y, KW at and beyond the word size (KW > B packs bit by
 // bit), uint8 input, and a layer split into row chunks (each binarizing its own input rows).
 void dense_bit_row_edges(Variant variant) {
-  struct Edge {
-    Shape input, filter;
-    std::array<int, 2> strides, dilations, pads_begin, pads_end;
-    float pad_value;
-    bool uint8_input;
-    std::size_t chunk_budget;
-  };
-  const std::vector<Edge> edges = {
+  const std::vector<LayerEdge> edges = {
       {{1, 3, 9, 150}, {5, 3, 3, 5}, {2, 3}, {1, 1}, {1, 70}, {2, 45}, 1.0f, false, 0},
       {{2, 3, 9, 150}, {5, 3, 3, 5}, {1, 2}, {2, 1}, {0, 66}, {1, 3}, 0.5f, false, 0},
       {{1, 1, 6, 70}, {3, 1, 2, 33}, {1, 1}, {1, 1}, {0, 35}, {1, 2}, -1.0f, false, 0},
@@ -259,25 +286,12 @@ void dense_bit_row_edges(Variant variant) {
   for (int word_bits : {32, 64}) {
     Runtime& rt = runtime_for(variant, word_bits);
     for (std::size_t i = 0; i < edges.size(); ++i) {
-      const Edge& e = edges[i];
-      ConvCase c;
-      c.name = "dense bit-row edge " + std::to_string(i);
-      c.seed = 500 + i;
-      c.input = e.input;
-      c.filter = e.filter;
-      c.attributes.strides = e.strides;
-      c.attributes.dilations = e.dilations;
-      c.attributes.pads_begin = e.pads_begin;
-      c.attributes.pads_end = e.pads_end;
-      c.attributes.pad_value = e.pad_value;
-      c.uint8_input = e.uint8_input;
+      const LayerEdge& e = edges[i];
+      ConvCase c = edge_case(e, "dense bit-row edge " + std::to_string(i), 500 + i);
       Rng rng(c.seed);
       fill_data(c, rng);
       INFO("word_bits " << word_bits);
-      if (e.chunk_budget) ::setenv("XNORCL_MAX_CHUNK_BYTES", std::to_string(e.chunk_budget).c_str(), 1);
-      check_case_on(rt, variant, c);
-      const Plan plan = BinaryConvolution(rt, c.attributes, c.input, c.make_filter()).plan();
-      ::unsetenv("XNORCL_MAX_CHUNK_BYTES");
+      const Plan plan = checked_plan(rt, variant, c, e.chunk_budget);
       INFO(plan.to_string());
       REQUIRE_FALSE(plan.channel_packed);
       REQUIRE(plan.bit_rows == (e.dilations[1] == 1 && e.filter[3] <= word_bits));
@@ -327,14 +341,7 @@ void plan_reports_launches(Variant variant) {
 // split into row chunks, batches. The geometry is the plan's, and the runtime's choice where it is not
 // forced.
 void channel_packed_edges(Variant variant) {
-  struct Edge {
-    Shape input, filter;
-    std::array<int, 2> strides, dilations, pads_begin, pads_end;
-    float pad_value;
-    bool uint8_input;
-    std::size_t chunk_budget;
-  };
-  const std::vector<Edge> edges = {
+  const std::vector<LayerEdge> edges = {
       {{1, 64, 7, 7}, {9, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0.0f, false, 0},
       {{2, 60, 5, 37}, {6, 60, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1.0f, true, 0},
       {{1, 96, 9, 20}, {5, 96, 3, 2}, {2, 2}, {1, 2}, {2, 18}, {0, 17}, -1.0f, false, 0},
@@ -347,18 +354,8 @@ void channel_packed_edges(Variant variant) {
       const detail::RuntimeState& s = *rt.state();
       REQUIRE(s.pack_in_runs == (detail::packs_in_vector_runs(s.profile) != other));
       for (std::size_t i = 0; i < edges.size(); ++i) {
-        const Edge& e = edges[i];
-        ConvCase c;
-        c.name = "channel-packed edge " + std::to_string(i);
-        c.seed = 600 + i;
-        c.input = e.input;
-        c.filter = e.filter;
-        c.attributes.strides = e.strides;
-        c.attributes.dilations = e.dilations;
-        c.attributes.pads_begin = e.pads_begin;
-        c.attributes.pads_end = e.pads_end;
-        c.attributes.pad_value = e.pad_value;
-        c.uint8_input = e.uint8_input;
+        const LayerEdge& e = edges[i];
+        ConvCase c = edge_case(e, "channel-packed edge " + std::to_string(i), 600 + i);
         c.kind = InputKind::SmallInteger;
         Rng rng(c.seed);
         c.attributes.input_thresholds = {};
@@ -366,10 +363,7 @@ void channel_packed_edges(Variant variant) {
         for (float& t : c.attributes.input_thresholds) t = static_cast<float>(rng.uniform(-2, 4)) + 0.5f;
         fill_data(c, rng);
         INFO("word_bits " << word_bits << ", packing in runs " << s.pack_in_runs);
-        if (e.chunk_budget) ::setenv("XNORCL_MAX_CHUNK_BYTES", std::to_string(e.chunk_budget).c_str(), 1);
-        check_case_on(rt, variant, c);
-        const Plan plan = BinaryConvolution(rt, c.attributes, c.input, c.make_filter()).plan();
-        ::unsetenv("XNORCL_MAX_CHUNK_BYTES");
+        const Plan plan = checked_plan(rt, variant, c, e.chunk_budget);
         INFO(plan.to_string());
         REQUIRE(plan.channel_packed);
         // The plan names the float kernel: a run's input type picks the u8 one.
