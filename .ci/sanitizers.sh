@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The sanitizer jobs: the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer on PoCL (with an
+# The sanitizer jobs: the suite under AddressSanitizer + UndefinedBehaviorSanitizer on PoCL (with an
 # empty PoCL cache, so PoCL's own compiler runs inside the instrumented process), and the thread test under
 # ThreadSanitizer. Each job has a canary test that must fail, proving its sanitizer is live.
 # Both build at -O1 with line tables only (-g1): a sanitizer's reports keep their file:line stacks, and the
