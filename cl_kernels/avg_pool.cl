@@ -5,8 +5,9 @@
 // else by the number of taps (a window with no tap gives 0).
 //
 // avg_pool_f32_runs: the same sums, a work-item per run of POOL_RUN consecutive outputs of one row as float16
-//   lanes (each tap one vector load; stride 2: the even lanes of two), as binary_maxpool.cl's
-//   maxpool_f32_runs.
+//   lanes (each tap one vector load; stride 2: the 16 even columns of 31), as binary_maxpool.cl's
+//   maxpool_f32_runs, a row's last run overlapping the one before it where the row is not whole runs (the
+//   overlapped lanes' sums are the same, in the same order, and are not stored twice).
 //   A lane without its column adds +0 (the sum starts at +0 and is never -0, so nothing changes) and does
 //   not count in its divisor.
 //
@@ -66,7 +67,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32_
   if (gid >= total) return;
   const int runs = OW / POOL_RUN + (OW % POOL_RUN != 0);
   const int row = gid / runs;  // plane * OH + oy
-  const int ox0 = (gid - row * runs) * POOL_RUN;
+  const int run = gid - row * runs;
+  const int ox0 = OW >= POOL_RUN ? min(run * POOL_RUN, OW - POOL_RUN) : 0;
+  const int skip = run * POOL_RUN - ox0;  // lanes the run before this one stores
   const int plane = row / OH;
   const int oy = row - plane * OH;
   const int lanes = (int)min((long)POOL_RUN, (long)OW - ox0);
@@ -77,7 +80,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32_
   int16 taps = (int16)(0);
   // Whether every tap of the run's windows lies inside the row, as in maxpool_f32_runs (binary_maxpool.cl).
   const bool inside = lanes == POOL_RUN && (stride_x == 1 || stride_x == 2) && ix0 >= 0 &&
-                      ix0 + (KW - 1) + (long)POOL_RUN * stride_x - 1 < W;
+                      ix0 + (KW - 1) + (long)(POOL_RUN - 1) * stride_x < W;
   for (int iy = y_lo; iy < y_hi; ++iy) {
     __global const float* line = in + ((ulong)plane * (ulong)H + (ulong)iy) * (ulong)W;
     if (inside && stride_x == 1) {
@@ -86,7 +89,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32_
     } else if (inside) {
       for (int kx = 0; kx < KW; ++kx) {
         __global const float* p = line + ix0 + kx;
-        sum += (float16)(vload16(0, p).even, vload16(0, p + POOL_RUN).even);
+        sum += (float16)(vload16(0, p).even, vload16(0, p + POOL_RUN - 1).odd);
       }
       taps += (int16)(KW);
     } else {
@@ -100,11 +103,11 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32_
   const int16 divisor = full != 0 ? (int16)(full) : taps;
   const float16 average = select((float16)(0.0f), sum / convert_float16(divisor), divisor > 0);
   __global float* dst = out + (ulong)row * (ulong)OW + (ulong)ox0;
-  if (lanes == POOL_RUN) {
+  if (lanes == POOL_RUN && skip == 0) {
     vstore16(average, 0, dst);
     return;
   }
   float values[POOL_RUN];
   vstore16(average, 0, values);
-  for (int j = 0; j < lanes; ++j) dst[j] = values[j];
+  for (int j = skip; j < lanes; ++j) dst[j] = values[j];
 }

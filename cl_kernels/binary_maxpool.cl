@@ -11,9 +11,10 @@
 //   (key 0) never wins; a window with no (non-NaN) input gives -FLT_MAX (0xff7fffff).
 // maxpool_f32_runs: the same result, a work-item per run of POOL_RUN consecutive outputs of one row, held as
 //   uint16 lanes: each tap of the window is one vector load (stride 1: 16 neighbouring columns; stride 2:
-//   32, of which the even ones) and vector key, compare and select, so that a compiler that runs work-items
-//   as scalar loops (PoCL on CPUs) still works on 16 outputs at once. Runs cut by the input's edges or the
-//   row's end load lane by lane, a lane without its column taking key 0 (it never wins).
+//   the 16 even columns of 31) and vector key, compare and select, so that a compiler that runs work-items
+//   as scalar loops (PoCL on CPUs) still works on 16 outputs at once. A row's last run overlaps the one
+//   before it where the row is not a whole number of runs; runs cut by the input's edges load lane by lane,
+//   a lane without its column taking key 0 (it never wins).
 // Window of output (oy, ox): input rows oy*stride_y - pad_top + [0, KH), columns likewise (computed in 64 bits).
 //
 // NDRange: 1-D, global rounded up to WG_SIZE, local WG_SIZE; `total` real work-items (one per output word,
@@ -129,7 +130,11 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_r
   if (gid >= total) return;
   const int runs = OW / POOL_RUN + (OW % POOL_RUN != 0);
   const int row = gid / runs;  // plane * OH + oy
-  const int ox0 = (gid - row * runs) * POOL_RUN;
+  const int run = gid - row * runs;
+  // A row that is not a whole number of runs ends in a run that overlaps the one before it (its first `skip`
+  // lanes are that run's outputs, computed again and not stored), so that it too loads whole vectors.
+  const int ox0 = OW >= POOL_RUN ? min(run * POOL_RUN, OW - POOL_RUN) : 0;
+  const int skip = run * POOL_RUN - ox0;
   const int plane = row / OH;
   const int oy = row - plane * OH;
   const int lanes = (int)min((long)POOL_RUN, (long)OW - ox0);
@@ -139,11 +144,12 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_r
   uint16 best = (uint16)(0xff7fffffu);  // -FLT_MAX
   uint16 best_key = (uint16)(0u);       // below every non-NaN key
   // Whether every tap of the run's windows lies inside the row (the common case loads without checks): at
-  // stride 1, 16 neighbouring columns; at stride 2, the even lanes of two 16-column loads (1.2x as fast on
-  // PoCL as a shuffle2 of the two; built this way in a function that also returned the edge path's vector,
+  // stride 1, 16 neighbouring columns; at stride 2, the even lanes of a 16-column load and the odd lanes of
+  // the next one, started a column early so that no load passes the run's last column (1.2x as fast on
+  // PoCL as a shuffle2 of two loads; built this way in a function that also returned the edge path's vector,
   // Oclgrind 21.10 read them as uninitialized).
   const bool inside = lanes == POOL_RUN && (stride_x == 1 || stride_x == 2) && ix0 >= 0 &&
-                      ix0 + (KW - 1) + (long)POOL_RUN * stride_x - 1 < W;
+                      ix0 + (KW - 1) + (long)(POOL_RUN - 1) * stride_x < W;
   for (int iy = y_lo; iy < y_hi; ++iy) {
     __global const uint* line = in + ((ulong)plane * (ulong)H + (ulong)iy) * (ulong)W;
     if (inside && stride_x == 1) {
@@ -154,7 +160,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_r
     } else if (inside) {
       for (int kx = 0; kx < KW; ++kx) {
         __global const uint* p = line + ix0 + kx;
-        const uint16 u = (uint16)(vload16(0, p).even, vload16(0, p + POOL_RUN).even);
+        const uint16 u = (uint16)(vload16(0, p).even, vload16(0, p + POOL_RUN - 1).odd);
         TAKE(u, order_keys(u))
       }
     } else {
@@ -166,11 +172,11 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_r
     }
   }
   __global uint* dst = out + (ulong)row * (ulong)OW + (ulong)ox0;
-  if (lanes == POOL_RUN) {
+  if (lanes == POOL_RUN && skip == 0) {
     vstore16(best, 0, dst);
     return;
   }
   uint values[POOL_RUN];
   vstore16(best, 0, values);
-  for (int j = 0; j < lanes; ++j) dst[j] = values[j];
+  for (int j = skip; j < lanes; ++j) dst[j] = values[j];
 }
