@@ -13,8 +13,9 @@
 //   uint16 lanes: each tap of the window is one vector load (stride 1: 16 neighbouring columns; stride 2:
 //   the 16 even columns of 31) and vector key, compare and select, so that a compiler that runs work-items
 //   as scalar loops (PoCL on CPUs) still works on 16 outputs at once. A row's last run overlaps the one
-//   before it where the row is not a whole number of runs; runs cut by the input's edges load lane by lane,
-//   a lane without its column taking key 0 (it never wins).
+//   before it where the row is not a whole number of runs, and its first run starts right of the left pad
+//   (RUN_PLACEMENT); runs still cut by the input's edges load lane by lane, a lane without its column taking
+//   key 0 (it never wins).
 // Window of output (oy, ox): input rows oy*stride_y - pad_top + [0, KH), columns likewise (computed in 64 bits).
 //
 // NDRange: 1-D, global rounded up to WG_SIZE, local WG_SIZE; `total` real work-items (one per output word,
@@ -27,6 +28,20 @@
 #endif
 
 #define POOL_RUN 16
+
+// Where a run of row `run` starts (ox0) and which of its lanes it stores ([skip, end)); `lanes` of them have
+// an output. A row that is not a whole number of runs ends in a run that overlaps the one before it (its
+// first `skip` lanes are that run's outputs, computed again and not stored), so that it too loads whole
+// vectors. The first run of a row cut by the left pad starts at the first output whose windows lie right of
+// the pad (`lead`, when that is at most 4 outputs and another run follows) and computes the outputs before it
+// one by one, so that its own windows load without checks too. Needs `run`, `runs`, OW, stride_x, pad_left.
+#define RUN_PLACEMENT                                                                                  \
+  const long lead_wanted = ((long)pad_left + stride_x - 1) / stride_x;                                 \
+  const int lead = (run == 0 && runs > 1 && pad_left > 0 && lead_wanted <= 4) ? (int)lead_wanted : 0; \
+  const int ox0 = lead > 0 ? lead : OW >= POOL_RUN ? min(run * POOL_RUN, OW - POOL_RUN) : 0;           \
+  const int skip = run * POOL_RUN - ox0 + lead;                                                        \
+  const int lanes = (int)min((long)POOL_RUN, (long)OW - ox0);                                          \
+  const int end = lead > 0 ? POOL_RUN - lead : lanes;
 
 inline uint order_key(uint u) {
   const uint magnitude = u & 0x7fffffffu;
@@ -60,20 +75,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void binary_maxpoo
   out[gid] = acc;
 }
 
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32(
-    __global const uint* restrict in, __global uint* restrict out, const int H, const int W, const int OH,
-    const int OW, const int KH, const int KW, const int stride_y, const int stride_x, const int pad_top,
-    const int pad_left, const int total) {
-  const int gid = (int)get_global_id(0);
-  if (gid >= total) return;
-  const int plane = gid / (OH * OW);
-  const int r = gid - plane * (OH * OW);
-  const int oy = r / OW;
-  const int ox = r - oy * OW;
-  // Window corners in 64 bits (strides and pads may be near INT_MAX), clipped to the input: ints again.
-  const long iy0 = (long)oy * stride_y - pad_top;
-  const long ix0 = (long)ox * stride_x - pad_left;
-  const int y_lo = (int)clamp(iy0, 0l, (long)H), y_hi = (int)clamp(iy0 + KH, 0l, (long)H);
+// The maximum of one output's window: input rows [y_lo, y_hi) (already clipped), columns ix0 + [0, KW).
+inline uint window_max(__global const uint* in, const int plane, const int H, const int W, const int y_lo,
+                       const int y_hi, const long ix0, const int KW) {
   const int x_lo = (int)clamp(ix0, 0l, (long)W), x_hi = (int)clamp(ix0 + KW, 0l, (long)W);
   uint best = 0xff7fffffu;  // -FLT_MAX
   uint best_key = 0u;       // below every non-NaN key
@@ -88,7 +92,23 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32(
       }
     }
   }
-  out[gid] = best;
+  return best;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32(
+    __global const uint* restrict in, __global uint* restrict out, const int H, const int W, const int OH,
+    const int OW, const int KH, const int KW, const int stride_y, const int stride_x, const int pad_top,
+    const int pad_left, const int total) {
+  const int gid = (int)get_global_id(0);
+  if (gid >= total) return;
+  const int plane = gid / (OH * OW);
+  const int r = gid - plane * (OH * OW);
+  const int oy = r / OW;
+  const int ox = r - oy * OW;
+  // Window corners in 64 bits (strides and pads may be near INT_MAX), clipped to the input: ints again.
+  const long iy0 = (long)oy * stride_y - pad_top;
+  const int y_lo = (int)clamp(iy0, 0l, (long)H), y_hi = (int)clamp(iy0 + KH, 0l, (long)H);
+  out[gid] = window_max(in, plane, H, W, y_lo, y_hi, (long)ox * stride_x - pad_left, KW);
 }
 
 inline uint16 order_keys(uint16 u) {
@@ -131,13 +151,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_r
   const int runs = OW / POOL_RUN + (OW % POOL_RUN != 0);
   const int row = gid / runs;  // plane * OH + oy
   const int run = gid - row * runs;
-  // A row that is not a whole number of runs ends in a run that overlaps the one before it (its first `skip`
-  // lanes are that run's outputs, computed again and not stored), so that it too loads whole vectors.
-  const int ox0 = OW >= POOL_RUN ? min(run * POOL_RUN, OW - POOL_RUN) : 0;
-  const int skip = run * POOL_RUN - ox0;
+  RUN_PLACEMENT
   const int plane = row / OH;
   const int oy = row - plane * OH;
-  const int lanes = (int)min((long)POOL_RUN, (long)OW - ox0);
   const long iy0 = (long)oy * stride_y - pad_top;
   const int y_lo = (int)clamp(iy0, 0l, (long)H), y_hi = (int)clamp(iy0 + KH, 0l, (long)H);
   const long ix0 = (long)ox0 * stride_x - pad_left;
@@ -172,11 +188,14 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_r
     }
   }
   __global uint* dst = out + (ulong)row * (ulong)OW + (ulong)ox0;
-  if (lanes == POOL_RUN && skip == 0) {
+  for (int j = 0; j < lead; ++j)
+    out[(ulong)row * (ulong)OW + (ulong)j] =
+        window_max(in, plane, H, W, y_lo, y_hi, (long)j * stride_x - pad_left, KW);
+  if (skip == 0 && end == POOL_RUN) {
     vstore16(best, 0, dst);
     return;
   }
   uint values[POOL_RUN];
   vstore16(best, 0, values);
-  for (int j = skip; j < lanes; ++j) dst[j] = values[j];
+  for (int j = skip; j < end; ++j) dst[j] = values[j];
 }
