@@ -13,6 +13,15 @@
 // convolution_1x1: the same tiles along the whole plane (P = H*W pixels), without the window's loops and
 // bounds checks.
 // Work-item index: column block fastest, then output row, output channel block (of all groups), image.
+// Tiles of a row: output columns [col_lo, col_hi) (host-computed) have every column their tile loads inside
+// the row. Where that span holds a whole tile, the row's tiles cover exactly it, the last one shifted left to
+// overlap the one before it (its first columns computed again, not stored), and the row's first tile also
+// computes the columns outside it (edge_columns, 4 at a time). So no tile
+// takes the lane-by-lane edge path, which costs several times a tile on a CPU (a 7x7 stride-2 stem row of 14
+// tiles had 2 on it). A narrower row tiles from column 0, its tiles cut by the row's ends. Every path sums an
+// output's taps in the same order (c, kh, kw; one fma each), so the tiling changes no bit (taps outside the
+// input add w * 0 on the edge path and are skipped by the column path: the same for finite weights).
+// convolution_1x1's last tile of a plane overlaps the one before it the same way.
 // Epilogue: y = fma(acc, scale[o], bias[o]) (a fused Multiply / Add by a per-channel constant; scale 1 and
 // bias 0 where absent), then max(y, 0) with relu (y > 0 ? y : 0, so NaN -> 0 as OpenVINO's Relu).
 
@@ -26,6 +35,9 @@
 #ifndef COLS
 #define COLS 8
 #endif
+// LOAD_STRIDE2 reads columns p .. p + 2*COLS - 1: one column past the last tap (col_hi counts it). Loads of
+// exactly the taps' columns (the odd lanes of a second load started a column early, as the pools do) ran
+// slower here on PoCL: both as (a.even, b.odd) and as one shuffle2.
 #if COLS == 8
 #define floatC float8
 #define vloadC vload8
@@ -51,7 +63,7 @@
 #define ROW_VALUES(F) (floatC)(F(0), F(1), F(2), F(3), F(4), F(5), F(6), F(7))
 #endif
 inline floatC row_run(__global const float* restrict row, const int iw0, const int step, const int W) {
-  if (iw0 >= 0 && iw0 + COLS * step <= W) {
+  if (iw0 >= 0 && iw0 + (COLS - 1) * step + (step == 2) < W) {
     if (step == 1) return vloadC(0, row + iw0);
     if (step == 2) return LOAD_STRIDE2(row + iw0);
     return ROW_VALUES(ROW_AT);
@@ -59,18 +71,68 @@ inline floatC row_run(__global const float* restrict row, const int iw0, const i
   return ROW_VALUES(ROW_OR_0);
 }
 
-// Epilogue of one channel's COLS columns, stored where they fall inside the row.
-inline void store_run(__global float* restrict y_row, floatC v, const int ow0, const int OW, const float scale,
-                      const float bias, const int relu) {
+// Epilogue of one channel's COLS columns, stored from lane `from` on where they fall inside the row.
+inline void store_run(__global float* restrict y_row, floatC v, const int ow0, const int from, const int OW,
+                      const float scale, const float bias, const int relu) {
   v = fma(v, (floatC)(scale), (floatC)(bias));
   if (relu) v = select((floatC)(0.0f), v, v > (floatC)(0.0f));
-  if (ow0 + COLS <= OW) {
+  if (from == 0 && ow0 + COLS <= OW) {
     vstoreC(v, 0, y_row + ow0);
   } else {
     float t[COLS];
     vstoreC(v, 0, t);
-    for (int i = 0; ow0 + i < OW; ++i) y_row[ow0 + i] = t[i];
+    for (int i = from; i < COLS && ow0 + i < OW; ++i) y_row[ow0 + i] = t[i];
   }
+}
+
+// The columns beside a row's tiles, [0, col_lo) and [col_hi, OW), 4 at a time: per tap one input value per
+// column times the 8 channels' adjacent weights, taps outside the input skipped. Each column's sum is one
+// chain of fmas, so 4 independent chains keep the FMA unit busy where one would wait on its latency.
+// edge(e) is the e-th of those columns; y_row points at channel 0's row, channels `plane` floats apart.
+#define EDGE_COLUMN(e) ((e) < col_lo ? (e) : col_hi + (e) - col_lo)
+#define EDGE_TAP(j)                                                               \
+  if (j < count) {                                                                \
+    const int iw = iw##j + kw * DW;                                               \
+    if (iw >= 0 && iw < W) acc##j = fma(wv, (float8)(xr[iw]), acc##j);            \
+  }
+#define EDGE_STORE(j)                                                             \
+  if (j < count) {                                                                \
+    float t[8];                                                                   \
+    vstore8(acc##j, 0, t);                                                        \
+    const int ow = EDGE_COLUMN(e0 + j);                                           \
+    for (int o = 0; o < channels; ++o) {                                          \
+      const float v = fma(t[o], scale[o], bias[o]);                               \
+      y_row[o * plane + ow] = relu && !(v > 0.0f) ? 0.0f : v;                     \
+    }                                                                             \
+  }
+inline void edge_columns(__global const float* restrict xg, __global const float* restrict wb,
+                         __global float* restrict y_row, const long plane, __global const float* restrict scale,
+                         __global const float* restrict bias, const int Cg, const int H, const int W,
+                         const int KH, const int KW, const int SW, const int DH, const int DW, const int PW,
+                         const int ih0, const int col_lo, const int col_hi, const int e0, const int count,
+                         const int channels, const int relu) {
+  const int iw0 = EDGE_COLUMN(e0) * SW - PW, iw1 = EDGE_COLUMN(e0 + 1) * SW - PW;
+  const int iw2 = EDGE_COLUMN(e0 + 2) * SW - PW, iw3 = EDGE_COLUMN(e0 + 3) * SW - PW;
+  float8 acc0 = 0.0f, acc1 = 0.0f, acc2 = 0.0f, acc3 = 0.0f;
+  for (int c = 0; c < Cg; ++c) {
+    for (int kh = 0; kh < KH; ++kh) {
+      const int ih = ih0 + kh * DH;
+      if (ih < 0 || ih >= H) continue;
+      __global const float* xr = xg + ((long)c * H + ih) * W;
+      __global const float* wr = wb + (c * KH + kh) * KW * 8;
+      for (int kw = 0; kw < KW; ++kw) {
+        const float8 wv = vload8(kw, wr);
+        EDGE_TAP(0)
+        EDGE_TAP(1)
+        EDGE_TAP(2)
+        EDGE_TAP(3)
+      }
+    }
+  }
+  EDGE_STORE(0)
+  EDGE_STORE(1)
+  EDGE_STORE(2)
+  EDGE_STORE(3)
 }
 
 #define TAP(j) a##j = fma((floatC)(wp[j]), xv, a##j)
@@ -88,16 +150,16 @@ inline void store_run(__global float* restrict y_row, floatC v, const int ow0, c
     TAP(6);                                        \
     TAP(7);                                        \
   }
-#define STORE(j)                                                                                          \
-  if (oi + j < Og) store_run(y + ((long)(n * O + o0 + j) * OH + oh) * OW, a##j, ow0, OW, scale[o0 + j], \
-                          bias[o0 + j], relu)
+#define STORE(j)                                                                                        \
+  if (oi + j < Og) store_run(y + ((long)(n * O + o0 + j) * OH + oh) * OW, a##j, ow0, from, OW, scale[o0 + j], \
+                             bias[o0 + j], relu)
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
     __global const float* restrict x, __global const float* restrict w, __global const float* restrict scale,
     __global const float* restrict bias, __global float* restrict y, const int Cg, const int H, const int W,
     const int Og, const int OH, const int OW, const int KH, const int KW, const int SH, const int SW,
     const int DH, const int DW, const int PH, const int PW, const int groups, const int group_blocks,
-    const int col_blocks, const int total, const int relu) {
+    const int col_blocks, const int total, const int col_lo, const int col_hi, const int relu) {
   const int idx = (int)get_global_id(0);
   if (idx >= total) return;
   // Quotients and remainders written out (r = a - q*b): LLVM's div/rem pairing emits `freeze`, which
@@ -112,17 +174,26 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
   const int oi = (cb - g * group_blocks) * 8;  // first channel within the group
   const int O = groups * Og;
   const int o0 = g * Og + oi;
-  const int ow0 = col * COLS;
+  const int inside_tiles = col_hi - col_lo >= COLS;
+  const int first = inside_tiles ? col_lo + col * COLS : col * COLS;  // the first column this tile stores
+  const int ow0 = inside_tiles ? min(first, col_hi - COLS) : first;
+  const int from = first - ow0;
   const int ih0 = oh * SH - PH;
   const int iw0 = ow0 * SW - PW;
   __global const float* xg = x + (long)(n * groups + g) * Cg * H * W;
   __global const float* wb = w + (long)cb * Cg * KH * KW * 8;
-
+  if (inside_tiles && col == 0) {  // the row's first tile also computes the columns beside the tiles
+    const int edges = col_lo + OW - col_hi;
+    __global float* y_row = y + ((long)(n * O + o0) * OH + oh) * OW;
+    for (int e0 = 0; e0 < edges; e0 += 4)
+      edge_columns(xg, wb, y_row, (long)OH * OW, scale + o0, bias + o0, Cg, H, W, KH, KW, SW, DH, DW, PW, ih0,
+                   col_lo, col_hi, e0, min(4, edges - e0), min(8, Og - oi), relu);
+  }
   floatC a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f, a6 = 0.0f, a7 = 0.0f;
   // Whether a row's taps all lie inside the row is known before its loop: the common case then loads
   // without checks.
-  const int inside_end = iw0 + (KW - 1) * DW + COLS * SW;
-  const int inside = iw0 >= 0 && inside_end <= W ? SW : 0;  // 1, 2, other strides; 0: at an edge
+  const int inside_end = iw0 + (KW - 1) * DW + (COLS - 1) * SW + (SW == 2);  // the last column loaded
+  const int inside = iw0 >= 0 && inside_end < W ? SW : 0;  // 1, 2, other strides; 0: at an edge
   for (int c = 0; c < Cg; ++c) {
     __global const float* xc = xg + (long)c * H * W;
     __global const float* wc = wb + c * KH * KW * 8;
@@ -181,7 +252,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1
   const int oi = (cb - g * group_blocks) * 8;
   const int O = groups * Og;
   const int o0 = g * Og + oi;
-  const int p0 = col * COLS;
+  const int first = col * COLS;
+  const int p0 = P >= COLS ? min(first, P - COLS) : first;  // the last tile overlaps the one before it
+  const int from = first - p0;
   __global const float* xg = x + (long)(n * groups + g) * Cg * P;
   __global const float* wb = w + (long)cb * Cg * 8;
 

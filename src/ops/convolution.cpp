@@ -3,6 +3,9 @@
 // convolution (cl_kernels/convolution.cl). A following per-channel Multiply (a folded batch-norm's scale),
 // Add (its shift, or a bias) and Relu, each by a constant, run in the kernel's epilogue.
 #include "ops/float_conv_common.hpp"
+
+#include <algorithm>
+
 #include "runtime/device_profile.hpp"
 #include "xnorcl/error.hpp"
 
@@ -41,13 +44,21 @@ FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::A
     l.total = static_cast<std::size_t>(g.output[0] * groups * group_blocks * col_blocks);
     l.params = {i32(Cg), i32(H * W), i32(Og), i32(groups), i32(group_blocks), i32(col_blocks), i32(l.total)};
   } else {
-    const std::int64_t col_blocks = (OW + columns - 1) / columns;
+    // Output columns [col_lo, col_hi) load only columns inside the row (a stride-2 tile loads one column past
+    // its last tap); where a whole tile fits in them, the kernel tiles just that span and the row's first
+    // work-item also computes the columns beside it.
+    const std::int64_t SW = a.strides[1], PW = g.pads_begin[1], past = SW == 2 ? 1 : 0;
+    const std::int64_t col_lo = std::min(OW, (PW + SW - 1) / SW);
+    const std::int64_t reach = W - 1 - past - (g.filter[3] - 1) * a.dilations[1] + PW;  // ow*SW <= reach
+    const std::int64_t col_hi = reach < 0 ? 0 : std::min(OW, reach / SW + 1);
+    const std::int64_t span = col_hi - col_lo >= columns ? col_hi - col_lo : OW;
+    const std::int64_t col_blocks = (span + columns - 1) / columns;
     l.kernel = "convolution";
     l.total = static_cast<std::size_t>(g.output[0] * groups * group_blocks * OH * col_blocks);
     l.params = {i32(Cg),           i32(H),           i32(W),           i32(Og),         i32(OH),
                 i32(OW),           i32(g.filter[2]), i32(g.filter[3]), a.strides[0],    a.strides[1],
                 a.dilations[0],    a.dilations[1],   g.pads_begin[0],  g.pads_begin[1], i32(groups),
-                i32(group_blocks), i32(col_blocks),  i32(l.total)};
+                i32(group_blocks), i32(col_blocks),  i32(l.total),     i32(col_lo),     i32(col_hi)};
   }
   if (columns != detail::kFloatConvColumns) l.options = " -DCOLS=" + std::to_string(columns);
   l.description =

@@ -85,7 +85,7 @@ int check_one_node(Kept& kept, const Runtime& rt, Rng& rng, Graph g, const Dims&
 }
 
 // Average pools and float convolutions over rows of several runs or tiles of 16 (the Global variant's
-// vector loads at strides 1 and 2 inside the row, runs cut by its ends, a row's last run of a pool
+// vector loads at strides 1 and 2 inside the row, runs cut by its ends, a row's last run or tile
 // overlapping the one before it), as graphs (AvgPool and Convolution
 // are graph ops). Average pools within 2e-5 of the reference, which sums in double; the convolutions exact
 // (sums of multiples of 1/32 well inside float's exact range: every order gives the same value).
@@ -118,25 +118,29 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
                                {"pads_begin", Ints{k / 2, k / 2}},
                                {"pads_end", Ints{k / 2, k / 2}},
                                {"dilations", Ints{1, 1}}}});
-    failures += check_one_node(kept, rt, rng, conv, {1, 3, 9, 90}, 0.0f,
-                               to_string(variant) + ": float convolution, stride " + std::to_string(stride));
-    // The tuner's other column tile (16 output columns per work-item), set through the tuning table.
-    Graph probe = conv;
-    probe.inputs = {{"x", {1, 3, 9, 90}}};
-    probe.outputs = {"y"};
-    kept.models.push_back(std::make_unique<Model>(rt, probe));
-    std::vector<std::string> classes;
-    for (const auto& step : detail::ModelAccess::tuning_points(*kept.models.back()))
-      for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
-    for (const std::string& c : classes) rt.state()->tuning.set(c, "cols=16");
-    failures += check_one_node(
-        kept, rt, rng, conv, {1, 3, 9, 90}, 0.0f,
-        to_string(variant) + ": float convolution, 16 columns, stride " + std::to_string(stride));
-    for (const std::string& c : classes) rt.state()->tuning.erase(c);
-    if (classes.size() != 1 || kept.models.back()->plan().steps[0].tuning != "tuned cols=16") {
-      std::cout << "FAILED: the 16-column tile did not run (" << kept.models.back()->plan().steps[0].tuning
-                << ")\n";
-      ++failures;
+    // 90 columns: tiles inside the row, the last overlapping, the columns beside them one by one. 12: at
+    // stride 1 that for 8-column tiles only, the rest tiled from column 0 and cut by the row's ends.
+    for (const std::int64_t width : {90, 12}) {
+      const Dims dims{1, 3, 9, width};
+      const std::string what = to_string(variant) + ": float convolution, stride " + std::to_string(stride) +
+                               ", " + std::to_string(width) + " columns";
+      failures += check_one_node(kept, rt, rng, conv, dims, 0.0f, what);
+      // The tuner's other column tile (16 output columns per work-item), set through the tuning table.
+      Graph probe = conv;
+      probe.inputs = {{"x", dims}};
+      probe.outputs = {"y"};
+      kept.models.push_back(std::make_unique<Model>(rt, probe));
+      std::vector<std::string> classes;
+      for (const auto& step : detail::ModelAccess::tuning_points(*kept.models.back()))
+        for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
+      for (const std::string& c : classes) rt.state()->tuning.set(c, "cols=16");
+      failures += check_one_node(kept, rt, rng, conv, dims, 0.0f, what + ", 16-column tiles");
+      for (const std::string& c : classes) rt.state()->tuning.erase(c);
+      if (classes.size() != 1 || kept.models.back()->plan().steps[0].tuning != "tuned cols=16") {
+        std::cout << "FAILED: the 16-column tile did not run (" << kept.models.back()->plan().steps[0].tuning
+                  << ")\n";
+        ++failures;
+      }
     }
   }
   return failures;
