@@ -19,26 +19,51 @@ Shape shape4(const Dims& d) {
 
 }  // namespace
 
-FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
-                               const std::vector<float>& w, std::int64_t groups, int columns) {
-  const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
-  const std::int64_t group_blocks = (Og + 7) / 8;
-  // [G][group_blocks][Cg][KH][KW][8]: the 8 channels of a work-item's tile side by side for each tap.
-  std::vector<float> packed(static_cast<std::size_t>(groups * group_blocks * Cg * taps * 8), 0.0f);
+namespace {
+
+// Weights [O, Cg, KH, KW] as a kernel reads them: [G][ceil(Og/B)][Cg][KH][KW][B], the B output channels of a
+// work-item side by side for each tap (B = 8 for the tiles, 16 for the lanes), zero past Og.
+std::vector<float> blocked_weights(const std::vector<float>& w, std::int64_t O, std::int64_t Og,
+                                   std::int64_t per_channel, std::int64_t B) {
+  const std::int64_t blocks = (Og + B - 1) / B;
+  std::vector<float> packed(static_cast<std::size_t>(O / Og * blocks * per_channel * B), 0.0f);
   for (std::int64_t o = 0; o < O; ++o) {
-    const std::int64_t block = o / Og * group_blocks + o % Og / 8, lane = o % Og % 8;
-    for (std::int64_t ct = 0; ct < Cg * taps; ++ct)
-      packed[static_cast<std::size_t>((block * Cg * taps + ct) * 8 + lane)] =
-          w[static_cast<std::size_t>(o * Cg * taps + ct)];
+    const std::int64_t block = o / Og * blocks + o % Og / B, lane = o % Og % B;
+    for (std::int64_t ct = 0; ct < per_channel; ++ct)
+      packed[static_cast<std::size_t>((block * per_channel + ct) * B + lane)] =
+          w[static_cast<std::size_t>(o * per_channel + ct)];
   }
+  return packed;
+}
+
+}  // namespace
+
+FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
+                               const std::vector<float>& w, std::int64_t groups, int columns, bool lanes) {
+  const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
   const std::int64_t H = g.input[2], W = g.input[3], OH = g.output[2], OW = g.output[3];
-  const bool pointwise = taps == 1 && a.strides[0] == 1 && a.strides[1] == 1 && g.pads_begin[0] == 0 &&
-                         g.pads_begin[1] == 0 && g.pads_end[0] == 0 && g.pads_end[1] == 0;
+  const auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  // The window's parameters, as convolution and convolution_lanes take them.
+  const std::vector<std::int32_t> window = {
+      i32(Cg),        i32(H),           i32(W),           i32(Og),         i32(OH),
+      i32(OW),        i32(g.filter[2]), i32(g.filter[3]), a.strides[0],    a.strides[1],
+      a.dilations[0], a.dilations[1],   g.pads_begin[0],  g.pads_begin[1], i32(groups)};
   FloatLaunch l;
   l.file = "convolution.cl";
-  l.weights = std::move(packed);
-  const auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
-  if (pointwise) {  // tiles of `columns` pixels along the whole plane, across row ends
+  if (lanes) {
+    const std::int64_t lane_blocks = (Og + 15) / 16, col_blocks = (OW + columns - 1) / columns;
+    l.kernel = "convolution_lanes";
+    l.weights = blocked_weights(w, O, Og, Cg * taps, 16);
+    l.total = static_cast<std::size_t>(g.output[0] * groups * lane_blocks * OH * col_blocks);
+    l.params = window;
+    l.params.insert(l.params.end(), {i32(lane_blocks), i32(col_blocks), i32(l.total)});
+    l.description =
+        "convolution_lanes 16x" + std::to_string(columns) + " lanes -> " + xnorcl::to_string(g.output);
+    return l;
+  }
+  const std::int64_t group_blocks = (Og + 7) / 8;
+  l.weights = blocked_weights(w, O, Og, Cg * taps, 8);
+  if (is_pointwise(g, a)) {  // tiles of `columns` pixels along the whole plane, across row ends
     const std::int64_t col_blocks = (H * W + columns - 1) / columns;
     l.kernel = "convolution_1x1";
     l.total = static_cast<std::size_t>(g.output[0] * groups * group_blocks * col_blocks);
@@ -55,10 +80,9 @@ FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::A
     const std::int64_t col_blocks = (span + columns - 1) / columns;
     l.kernel = "convolution";
     l.total = static_cast<std::size_t>(g.output[0] * groups * group_blocks * OH * col_blocks);
-    l.params = {i32(Cg),           i32(H),           i32(W),           i32(Og),         i32(OH),
-                i32(OW),           i32(g.filter[2]), i32(g.filter[3]), a.strides[0],    a.strides[1],
-                a.dilations[0],    a.dilations[1],   g.pads_begin[0],  g.pads_begin[1], i32(groups),
-                i32(group_blocks), i32(col_blocks),  i32(l.total),     i32(col_lo),     i32(col_hi)};
+    l.params = window;
+    l.params.insert(l.params.end(),
+                    {i32(group_blocks), i32(col_blocks), i32(l.total), i32(col_lo), i32(col_hi)});
   }
   if (columns != detail::kFloatConvColumns) l.options = " -DCOLS=" + std::to_string(columns);
   l.description =

@@ -240,44 +240,65 @@ std::string convolution_class(const ConvGeometry& g, const BinaryConvolution::At
          std::to_string(groups);
 }
 
-// The convolution's configuration, "cols=C wg=W": columns per work-item and work-group size, searched
-// together (one step, one time: two classes changing at once could not tell their effects apart). An entry
-// without wg (an older file) keeps the program's work-group size.
+bool is_pointwise(const ConvGeometry& g, const BinaryConvolution::Attributes& a) {
+  return g.filter[2] == 1 && g.filter[3] == 1 && a.strides[0] == 1 && a.strides[1] == 1 &&
+         g.pads_begin[0] == 0 && g.pads_begin[1] == 0 && g.pads_end[0] == 0 && g.pads_end[1] == 0;
+}
+
+// The convolution's configuration: "cols=C wg=W" (tiles of 8 channels x C columns) or "lanes=6 wg=W" (16
+// channels in vector lanes x 6 columns), and the work-group size, searched together (one step, one time: two
+// classes changing at once could not tell their effects apart). An entry without wg (an older file) keeps
+// the program's work-group size.
 std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,
                                              const BinaryConvolution::Attributes& a,
                                              const std::vector<float>& w, std::int64_t groups,
                                              const Epilogue& epilogue) {
   const auto& s = detail::runtime_state(runtime, "Convolution");
   const std::size_t base_wg = s->linear_program("convolution.cl").work_group, cap = s->work_group_cap;
-  const auto text = [](int columns, std::size_t wg) {
+  const auto tiles = [](int columns, std::size_t wg) {
     return "cols=" + std::to_string(columns) + " " + detail::work_group_config(wg);
   };
-  const auto candidates = [text, base_wg, cap](TuneSearch search) {
+  const auto lanes = [](std::size_t wg) {
+    return "lanes=" + std::to_string(detail::kFloatConvLaneColumns) + " " + detail::work_group_config(wg);
+  };
+  const auto candidates = [tiles, lanes, base_wg, cap](TuneSearch search) {
     std::vector<std::string> texts;
-    for (int c : detail::float_conv_column_candidates(search))
-      for (std::size_t wg : detail::linear_work_group_candidates(search, base_wg, cap))
-        texts.push_back(text(c, wg));
+    for (std::size_t wg : detail::linear_work_group_candidates(search, base_wg, cap)) {
+      for (int c : detail::float_conv_column_candidates(search)) texts.push_back(tiles(c, wg));
+      texts.push_back(lanes(wg));
+    }
     return texts;
   };
   const auto work_group_of = [base_wg](const std::string& config) {
     return detail::config_value(config, "wg").value_or(static_cast<int>(base_wg));
   };
   const auto accept = [work_group_of, cap](const std::string& config) {
-    const auto c = detail::config_value(config, "cols");
-    return c && (*c == 8 || *c == 16) && detail::linear_work_group_fits(work_group_of(config), cap);
+    const auto c = detail::config_value(config, "cols"), l = detail::config_value(config, "lanes");
+    const bool shape = l ? !c && *l == detail::kFloatConvLaneColumns : c && (*c == 8 || *c == 16);
+    return shape && detail::linear_work_group_fits(work_group_of(config), cap);
   };
-  detail::TuningPoint point =
-      detail::choose_config(*s, "convolution " + convolution_class(g, a, groups),
-                            text(detail::kFloatConvColumns, base_wg), accept, candidates);
-  FloatLaunch launch = convolution_launch(g, a, w, groups, *detail::config_value(point.config, "cols"));
-  launch.work_group = static_cast<std::size_t>(work_group_of(point.config));
+  const std::string default_config = detail::float_conv_lanes_by_default(s->profile, is_pointwise(g, a))
+                                         ? lanes(base_wg)
+                                         : tiles(detail::kFloatConvColumns, base_wg);
+  const auto launch_of = [&](const std::string& config) {
+    const auto l = detail::config_value(config, "lanes");
+    FloatLaunch launch =
+        l ? convolution_launch(g, a, w, groups, *l, true)
+          : convolution_launch(g, a, w, groups, *detail::config_value(config, "cols"), false);
+    launch.work_group = static_cast<std::size_t>(work_group_of(config));
+    return launch;
+  };
+  detail::TuningPoint point = detail::choose_config(*s, "convolution " + convolution_class(g, a, groups),
+                                                    default_config, accept, candidates);
+  FloatLaunch launch = launch_of(point.config);
   if (!launch_program(*s, launch)) {  // a kernel refuses that local size, or the wider tiles, here
     if (point.tuned)
       detail::warn(*s, "the tuned configuration '" + point.config + "' of " + point.shape_class +
                            " is refused by a kernel of convolution.cl on this device; using the default");
     point.config = point.default_config;
     point.tuned = false;
-    launch = convolution_launch(g, a, w, groups, detail::kFloatConvColumns);
+    launch = launch_of(point.config);
+    launch.work_group = 0;
   }
   launch.tuning = std::move(point);
   return make_float_step(runtime, std::move(launch), epilogue);

@@ -254,6 +254,10 @@ std::vector<int> float_conv_column_candidates(TuneSearch /*search*/) {
   return {kFloatConvColumns, 16};
 }
 
+bool float_conv_lanes_by_default(const DeviceProfile& profile, bool pointwise) {
+  return profile.info.type == "CPU" && !pointwise;
+}
+
 std::vector<std::size_t> linear_work_group_sizes() {
   return {64, 32, 16, 8, 4, 2, 1};
 }

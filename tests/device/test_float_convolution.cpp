@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include "device_support.hpp"
+#include "graph/model_access.hpp"
 #include "graph/node_views.hpp"
 #include "graph_case.hpp"
 #include "ops/op.hpp"
+#include "runtime/runtime_state.hpp"
 
 namespace xnorcl::test {
 namespace {
@@ -96,6 +98,28 @@ Case matmul_case(std::mt19937& rng, std::int64_t N, std::int64_t K, std::int64_t
   return c;
 }
 
+// Every kernel configuration a float convolution can run (tiles of 8 channels x 8 or 16 columns, 16
+// channels in vector lanes x 6 columns), set through the tuning table, computes the default's bits: they
+// all sum an output's taps in the same order. (The tuning tests run every candidate on square windows;
+// these add asymmetric pads, rectangular kernels, auto_pad and groups.) Depthwise steps, their own kernel,
+// are left as they are.
+void check_configurations(Runtime& rt, const Case& c, const Tensor& default_output) {
+  std::vector<std::string> classes;
+  for (const auto& step : detail::ModelAccess::tuning_points(Model(rt, c.graph)))
+    for (const detail::TuningPoint& p : step)
+      if (p.shape_class.rfind("convolution ", 0) == 0) classes.push_back(p.shape_class);
+  if (classes.empty()) return;
+  for (const std::string config : {"cols=8", "cols=16", "lanes=6"}) {
+    INFO(config);
+    for (const std::string& shape_class : classes) rt.state()->tuning.set(shape_class, config);
+    Model model(rt, c.graph);
+    for (const std::string& shape_class : classes) rt.state()->tuning.erase(shape_class);
+    REQUIRE(model.plan().steps.size() == 1);
+    CHECK(model.plan().steps[0].tuning == "tuned " + config);
+    CHECK(compare_tensors(model.run({{"x", c.x}}).at(c.graph.outputs[0]), default_output, true) == "");
+  }
+}
+
 void check_case(Runtime& rt, const Case& c) {
   INFO(c.describe());
   Model model(rt, c.graph);
@@ -104,6 +128,7 @@ void check_case(Runtime& rt, const Case& c) {
   CHECK(compare_tensors(got, want, false, 1e-5) == "");
   // Identical bits from run to run.
   CHECK(compare_tensors(model.run({{"x", c.x}}).at(c.graph.outputs[0]), got, true) == "");
+  check_configurations(rt, c, got);
 }
 
 void random_convolutions(Variant variant) {

@@ -118,14 +118,16 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
                                {"pads_begin", Ints{k / 2, k / 2}},
                                {"pads_end", Ints{k / 2, k / 2}},
                                {"dilations", Ints{1, 1}}}});
-    // 90 columns: tiles inside the row, the last overlapping, the columns beside them one by one. 12: at
-    // stride 1 that for 8-column tiles only, the rest tiled from column 0 and cut by the row's ends.
+    // 90 columns: tiles inside the row, the last overlapping, the columns beside them 4 at a time. 12: at
+    // stride 1 that for 8-column tiles only, the rest tiled from column 0 and cut by the row's ends. The
+    // lanes' blocks of 6 columns: unchecked inside the row, checked at its ends.
     for (const std::int64_t width : {90, 12}) {
       const Dims dims{1, 3, 9, width};
       const std::string what = to_string(variant) + ": float convolution, stride " + std::to_string(stride) +
                                ", " + std::to_string(width) + " columns";
       failures += check_one_node(kept, rt, rng, conv, dims, 0.0f, what);
-      // The tuner's other column tile (16 output columns per work-item), set through the tuning table.
+      // Every kernel configuration (tiles of 8 or 16 columns, channels in vector lanes), set through the
+      // tuning table: the default picks one per device.
       Graph probe = conv;
       probe.inputs = {{"x", dims}};
       probe.outputs = {"y"};
@@ -133,13 +135,15 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       std::vector<std::string> classes;
       for (const auto& step : detail::ModelAccess::tuning_points(*kept.models.back()))
         for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
-      for (const std::string& c : classes) rt.state()->tuning.set(c, "cols=16");
-      failures += check_one_node(kept, rt, rng, conv, dims, 0.0f, what + ", 16-column tiles");
-      for (const std::string& c : classes) rt.state()->tuning.erase(c);
-      if (classes.size() != 1 || kept.models.back()->plan().steps[0].tuning != "tuned cols=16") {
-        std::cout << "FAILED: the 16-column tile did not run (" << kept.models.back()->plan().steps[0].tuning
-                  << ")\n";
-        ++failures;
+      for (const std::string config : {"cols=8", "cols=16", "lanes=6"}) {
+        for (const std::string& c : classes) rt.state()->tuning.set(c, config);
+        failures += check_one_node(kept, rt, rng, conv, dims, 0.0f, what + ", " + config);
+        for (const std::string& c : classes) rt.state()->tuning.erase(c);
+        if (classes.size() != 1 || kept.models.back()->plan().steps[0].tuning != "tuned " + config) {
+          std::cout << "FAILED: " << config << " did not run (" << kept.models.back()->plan().steps[0].tuning
+                    << ")\n";
+          ++failures;
+        }
       }
     }
   }
