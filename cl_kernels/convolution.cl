@@ -232,9 +232,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
 // A block with every tap of its columns inside the row takes the loop without checks; a row's first and last
 // blocks check each column's taps.
 #define LANE_COLS 6
-#define LANE_TAP(j) a##j = fma(wv, (float16)(xr[iw + (j) * SW]), a##j)
+#define LANE_TAP(j) a##j = fma(wv, (float16)(xp[(j) * SW]), a##j)
 #define LANE_TAP_CHECKED(j) \
-  if (j < count && (uint)(iw + (j) * SW) < (uint)W) LANE_TAP(j)
+  if (j < count && (uint)(iw + (j) * SW) < (uint)W) a##j = fma(wv, (float16)(xr[iw + (j) * SW]), a##j)
 #define LANE_STORE(j)                                                        \
   if (j < count) {                                                           \
     float t[16];                                                             \
@@ -278,9 +278,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
       __global const float* xr = xg + ((long)c * H + ih) * W;
       __global const float* wr = wb + (c * KH + kh) * KW * 16;
       if (inside) {
-        for (int kw = 0; kw < KW; ++kw) {
+        __global const float* xp = xr + iw0;  // a pointer, not an index per column: fewer integer ops
+        for (int kw = 0; kw < KW; ++kw, xp += DW) {
           const float16 wv = vload16(kw, wr);
-          const int iw = iw0 + kw * DW;
           LANE_TAP(0);
           LANE_TAP(1);
           LANE_TAP(2);
