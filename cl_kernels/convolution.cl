@@ -235,6 +235,17 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
 #define LANE_TAP(j) a##j = fma(wv, (float16)(xp[(j) * SW]), a##j)
 #define LANE_TAP_CHECKED(j) \
   if (j < count && (uint)(iw + (j) * SW) < (uint)W) a##j = fma(wv, (float16)(xr[iw + (j) * SW]), a##j)
+// The taps of one kernel row inside the row; the common widths as constants, so the loop unrolls.
+#define LANE_ROW(width)                                        \
+  _Pragma("unroll") for (int kw = 0; kw < (width); ++kw, xp += DW) { \
+    const float16 wv = vload16(kw, wr);                        \
+    LANE_TAP(0);                                               \
+    LANE_TAP(1);                                               \
+    LANE_TAP(2);                                               \
+    LANE_TAP(3);                                               \
+    LANE_TAP(4);                                               \
+    LANE_TAP(5);                                               \
+  }
 #define LANE_STORE(j)                                                        \
   if (j < count) {                                                           \
     float t[16];                                                             \
@@ -279,14 +290,12 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
       __global const float* wr = wb + (c * KH + kh) * KW * 16;
       if (inside) {
         __global const float* xp = xr + iw0;  // a pointer, not an index per column: fewer integer ops
-        for (int kw = 0; kw < KW; ++kw, xp += DW) {
-          const float16 wv = vload16(kw, wr);
-          LANE_TAP(0);
-          LANE_TAP(1);
-          LANE_TAP(2);
-          LANE_TAP(3);
-          LANE_TAP(4);
-          LANE_TAP(5);
+        if (KW == 3) {
+          LANE_ROW(3)
+        } else if (KW == 7) {
+          LANE_ROW(7)
+        } else {
+          LANE_ROW(KW)
         }
       } else {
         for (int kw = 0; kw < KW; ++kw) {
