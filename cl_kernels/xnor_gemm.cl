@@ -166,6 +166,25 @@ typedef struct {
   name.column_classes = column_classes
 
 #if TN % 4 == 0
+// Whether the Global variant's block of TN columns from p0 (p0 + TN <= P) is one run per channel row: in one
+// image and, under the pad fold, in one output row with every column interior. Returns the run's first
+// column as the offset of the image's channel 0 from y (row_offset: the chunk's first position).
+inline int plain_run(const int p0, const int per_image, const int M, const int n0, const ulong OHW,
+                     const ulong row_offset, const int correct, const int OW, const int oy0, const int oy_lo,
+                     const int oy_hi, const int ox_lo, const int ox_hi, ulong* first) {
+  const int image = p0 / per_image;
+  const int within = p0 - image * per_image;
+  int plain = within + TN <= per_image;
+  if (correct && plain) {
+    const int ry = within / OW;
+    const int ox = within - ry * OW;
+    const int oy = oy0 + ry;
+    plain = ox + TN <= OW && oy >= oy_lo && oy < oy_hi && ox >= ox_lo && ox + TN <= ox_hi;
+  }
+  *first = (ulong)(n0 + image) * (ulong)M * OHW + row_offset + (ulong)within;
+  return plain;
+}
+
 // TN contiguous columns of TM rows, all in bounds: row o starts at y[first + o * OHW] (first: the image's
 // channel 0 at the run's first column). Rows o >= M (tile padding) are skipped.
 inline void store_run(__global float* restrict y, const uint acc[TM][TN], const int o_first, const int M,
@@ -436,20 +455,11 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
   // The usual block: TN columns of one image (and, under the pad fold, of one output row, all interior) are
   // one run per channel row, stored here: PoCL keeps acc in registers for it, where the calls below take
   // about twice as long (the spec layer's GEMM is bound by these stores).
-  if (p0 + TN <= P) {
-    const int image = p0 / per_image;
-    const int within = p0 - image * per_image;
-    int plain = within + TN <= per_image;
-    if (correct && plain) {
-      const int ry = within / OW;
-      const int ox = within - ry * OW;
-      const int oy = oy0 + ry;
-      plain = ox + TN <= OW && oy >= oy_lo && oy < oy_hi && ox >= ox_lo && ox + TN <= ox_hi;
-    }
-    if (plain) {
-      store_run(y, acc, o0, M, K, (ulong)(n0 + image) * (ulong)M * OHW + row_offset + (ulong)within, OHW);
-      return;
-    }
+  ulong first;
+  if (p0 + TN <= P &&
+      plain_run(p0, per_image, M, n0, OHW, row_offset, correct, OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, &first)) {
+    store_run(y, acc, o0, M, K, first, OHW);
+    return;
   }
 #endif
   if (correct) {
@@ -587,21 +597,11 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   __global const word_t* pp = patches + p0;
   ACCUMULATE_GLOBAL(steps_k);
 #if TN % 4 == 0
-  if (steps_k > 0 && p0 + TN <= P && out_mode != 2 && !also_packed) {
-    const int image0 = p0 / per_image;
-    const int within0 = p0 - image0 * per_image;
-    int plain = within0 + TN <= per_image;
-    if (correct && plain) {
-      const int ry0 = within0 / OW;
-      const int ox0 = within0 - ry0 * OW;
-      const int oy = oy0 + ry0;
-      plain = ox0 + TN <= OW && oy >= oy_lo && oy < oy_hi && ox0 >= ox_lo && ox0 + TN <= ox_hi;
-    }
-    if (plain) {
-      store_run_fused(y, acc, o0, M, K, (ulong)(n0 + image0) * (ulong)M * OHW + row_offset + (ulong)within0, OHW,
-                      out_mode, scale, bias, shortcut, clamp_lo, clamp_hi);
-      return;
-    }
+  ulong first;
+  if (steps_k > 0 && p0 + TN <= P && out_mode != 2 && !also_packed &&
+      plain_run(p0, per_image, M, n0, OHW, row_offset, correct, OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, &first)) {
+    store_run_fused(y, acc, o0, M, K, first, OHW, out_mode, scale, bias, shortcut, clamp_lo, clamp_hi);
+    return;
   }
 #endif
 #else
