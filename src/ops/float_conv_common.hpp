@@ -67,8 +67,8 @@ bool is_pointwise(const ConvGeometry& g, const BinaryConvolution::Attributes& a)
 // in vector lanes x `columns` (detail::kFloatConvLaneColumns).
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                                const std::vector<float>& w, std::int64_t groups, int columns, bool lanes);
-// The step of a grouped convolution (not depthwise) in the tuned number of columns per work-item (the
-// tuning table's, else detail::kFloatConvColumns).
+// The step of a grouped convolution (not depthwise) in its tuned kernel configuration (the tuning table's,
+// else the device's default: detail::float_conv_lanes_by_default).
 std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,
                                              const BinaryConvolution::Attributes& a,
                                              const std::vector<float>& w, std::int64_t groups,
