@@ -29,11 +29,12 @@
 //             interior (oy < oy_lo) one class each, the interior rows one class, rows below (oy >= oy_hi)
 //             one class each; columns likewise. One table read per border output value, no division.
 //   Border positions: outside the interior [oy_lo, oy_hi) x [ox_lo, ox_hi) (host-computed, possibly empty).
-//   A work-item's TN contiguous columns in one output row (the usual block) are one run of TN floats per
-//   channel row, border columns folded (K-light layers such as a 3-channel first layer are bound by these
-//   stores); a block across rows or images stores groups of 4 interior columns as one vstore4 and border
-//   columns one by one. Pad taps thus add work only in the GEMM's border stores: no extra kernel, no
-//   read-modify-write of the output.
+//   The Global variant's usual block, TN contiguous columns of one image (in one output row or across
+//   rows: positions are contiguous in an NCHW plane), is one run of TN floats per channel row, stored 4
+//   columns at a time, its border columns folded on the same vectors (K-light layers such as a 3-channel
+//   first layer are bound by these stores); other blocks (across images, the last partial block, the Local
+//   variant's strided columns) store column by column. Pad taps thus add work only in the GEMM's border
+//   stores: no extra kernel, no read-modify-write of the output.
 //
 // Variants (one program per configuration, -DLOCAL_VARIANT=0/1 -DWG=.. -DTM=.. -DTN=.. -DKT=.. -DWORD_BITS=..):
 //   2-D NDRange, global (P_pad / TN, M_pad / TM), local (WG, WG); each work-item accumulates a TM x TN block of
@@ -165,111 +166,6 @@ typedef struct {
   name.row_classes = row_classes;     \
   name.column_classes = column_classes
 
-#if TN % 4 == 0
-// Whether the Global variant's block of TN columns from p0 (p0 + TN <= P) is one run per channel row: in one
-// image and, under the pad fold, in one output row with every column interior. Returns the run's first
-// column as the offset of the image's channel 0 from y (row_offset: the chunk's first position).
-inline int plain_run(const int p0, const int per_image, const int M, const int n0, const ulong OHW,
-                     const ulong row_offset, const int correct, const int OW, const int oy0, const int oy_lo,
-                     const int oy_hi, const int ox_lo, const int ox_hi, ulong* first) {
-  const int image = p0 / per_image;
-  const int within = p0 - image * per_image;
-  int plain = within + TN <= per_image;
-  if (correct && plain) {
-    const int ry = within / OW;
-    const int ox = within - ry * OW;
-    const int oy = oy0 + ry;
-    plain = ox + TN <= OW && oy >= oy_lo && oy < oy_hi && ox >= ox_lo && ox + TN <= ox_hi;
-  }
-  *first = (ulong)(n0 + image) * (ulong)M * OHW + row_offset + (ulong)within;
-  return plain;
-}
-
-// TN contiguous columns of TM rows, all in bounds: row o starts at y[first + o * OHW] (first: the image's
-// channel 0 at the run's first column). Rows o >= M (tile padding) are skipped.
-inline void store_run(__global float* restrict y, const uint acc[TM][TN], const int o_first, const int M,
-                      const int K, const ulong first, const ulong OHW) {
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int o = o_first + i;
-    if (o >= M) continue;
-    __global float* row = y + first + (ulong)o * OHW;
-#pragma unroll
-    for (int j = 0; j < TN; j += 4) {
-      const float4 v = (float4)((float)(K - 2 * (int)acc[i][j]), (float)(K - 2 * (int)acc[i][j + 1]),
-                                (float)(K - 2 * (int)acc[i][j + 2]), (float)(K - 2 * (int)acc[i][j + 3]));
-      // Only 4-byte aligned: vstore4 takes any element-aligned address.
-      vstore4(v, 0, row + j);
-    }
-  }
-}
-#endif
-
-// The plain store (no pad fold): G for every column.
-inline void store_block(__global float* restrict y, const uint acc[TM][TN], const int o_first, const int o_step,
-                        const int p_first, const int p_step, const int M, const int K, const int P,
-                        const int per_image, const int n0, const ulong OHW, const ulong row_offset) {
-#if TN % 4 == 0
-  if (p_step == 1) {
-    // Contiguous columns: groups of 4 in bounds and in one image are one vstore4 per row.
-#pragma unroll
-    for (int j = 0; j < TN; j += 4) {
-      const int p = p_first + j;
-      const int image = p / per_image;
-      const int within = p - image * per_image;
-      if (p + 3 < P && within + 3 < per_image) {
-        const ulong column = row_offset + (ulong)within;
-        const int n = n0 + image;
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-          const int o = o_first + i;
-          if (o >= M) continue;
-          const ulong index = ((ulong)n * (ulong)M + (ulong)o) * OHW + column;
-          const float4 v = (float4)((float)(K - 2 * (int)acc[i][j]), (float)(K - 2 * (int)acc[i][j + 1]),
-                                    (float)(K - 2 * (int)acc[i][j + 2]), (float)(K - 2 * (int)acc[i][j + 3]));
-          // y + index is only 4-byte aligned: vstore4 takes any element-aligned address.
-          vstore4(v, 0, y + index);
-        }
-      } else {
-#pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-          const int q = p + jj;
-          if (q >= P) continue;
-          const int q_image = q / per_image;
-          const int qn = n0 + q_image;
-          const ulong column = row_offset + (ulong)(q - q_image * per_image);
-#pragma unroll
-          for (int i = 0; i < TM; ++i) {
-            const int o = o_first + i;
-            if (o >= M) continue;
-            y[((ulong)qn * (ulong)M + (ulong)o) * OHW + column] =
-(float)(K - 2 * (int)acc[i][j + jj]);
-          }
-        }
-      }
-    }
-    return;
-  }
-#endif
-#pragma unroll
-  for (int j = 0; j < TN; ++j) {
-    const int p = p_first + j * p_step;
-    if (p >= P) continue;
-    // Quotient and remainder written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
-    // uninitialized-value checker cannot execute).
-    const int image = p / per_image;
-    const int n = n0 + image;
-    const ulong column = row_offset + (ulong)(p - image * per_image);
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-      const int o = o_first + i * o_step;
-      if (o >= M) continue;
-      const ulong index = ((ulong)n * (ulong)M + (ulong)o) * OHW + column;
-      y[index] = (float)(K - 2 * (int)acc[i][j]);
-    }
-  }
-}
-
 // For output position (oy, ox): whether it is a border position and, if so, its class in the S table (see
 // the header): rows oy < oy_lo are classes 0 .. oy_lo-1, the interior rows class oy_lo, rows oy >= oy_hi
 // classes oy_lo+1 .. (likewise columns). No division.
@@ -289,114 +185,101 @@ inline float folded(const pad_fold* f, const int G, const int o, const int borde
   return fma(f->v, (float)S, (float)(G + S));
 }
 
-// The store under the pad fold: groups of 4 interior columns are the plain vstore4, border columns are
-// stored one by one. Contiguous columns (p_step 1) find their (image, row, column) with one division per
-// work-item and then step through them; strided ones (the Local variant) divide per column. Quotients and
-// remainders are written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10 cannot execute).
+#if TN % 4 == 0
+// Whether the Global variant's block of TN columns from p0 (p0 + TN <= P) lies in one image, so that each
+// channel row's TN values are one contiguous run of y. `first`: the run's start as the offset of the
+// image's channel 0 from y (row_offset: the chunk's first position). Under the pad fold, cls[j] is column
+// j's border class, or -1 where the column is interior, and *folds whether any column is on the border
+// (found by stepping through the columns' rows: one division per block).
+inline int image_run(const int p0, const int per_image, const int M, const int n0, const ulong OHW,
+                     const ulong row_offset, const int correct, const int oy0, const pad_fold* f,
+                     ulong* first, int cls[TN], int* folds) {
+  const int image = p0 / per_image;
+  const int within = p0 - image * per_image;
+  *first = (ulong)(n0 + image) * (ulong)M * OHW + row_offset + (ulong)within;
+  *folds = 0;
+  if (within + TN > per_image) return 0;
+  if (correct) {
+    int ry = within / f->OW;
+    int ox = within - ry * f->OW;
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      int c = 0;
+      const int border = border_class(f, oy0 + ry, ox, &c);
+      cls[j] = border ? c : -1;
+      *folds |= border;
+      if (++ox == f->OW) {
+        ox = 0;
+        ++ry;
+      }
+    }
+  }
+  return 1;
+}
+
+// Columns j .. j+3 of accumulator row i (channel o) of a run from image_run: the floats folded() gives, on
+// one vector. Interior columns read an entry of the table they do not use (class 0 exists for every
+// channel), so the four reads need no branch.
+inline float4 run_values(const uint acc[TM][TN], const int i, const int j, const int K, const int o,
+                         const pad_fold* f, const int cls[TN], const int folds) {
+  const int4 g = (int4)(K - 2 * (int)acc[i][j], K - 2 * (int)acc[i][j + 1], K - 2 * (int)acc[i][j + 2],
+                        K - 2 * (int)acc[i][j + 3]);
+  if (!folds) return convert_float4(g);
+  const int4 c = (int4)(cls[j], cls[j + 1], cls[j + 2], cls[j + 3]);
+  __global const int* table = f->s_table + (ulong)o * (ulong)f->row_classes * (ulong)f->column_classes;
+  const int4 s = (int4)(table[max(c.s0, 0)], table[max(c.s1, 0)], table[max(c.s2, 0)], table[max(c.s3, 0)]);
+  const float4 fold = fma((float4)(f->v), convert_float4(s), convert_float4(g + s));
+  return select(convert_float4(g), fold, c >= (int4)(0));
+}
+
+// A run from image_run, as xnor_gemm stores it. Rows o >= M (tile padding) are skipped.
+inline void store_run(__global float* restrict y, const uint acc[TM][TN], const int o_first, const int M,
+                      const int K, const ulong first, const ulong OHW, const pad_fold* f, const int cls[TN],
+                      const int folds) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int o = o_first + i;
+    if (o >= M) continue;
+    __global float* row = y + first + (ulong)o * OHW;
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) {
+      // Only 4-byte aligned: vstore4 takes any element-aligned address.
+      vstore4(run_values(acc, i, j, K, o, f, cls, folds), 0, row + j);
+    }
+  }
+}
+#endif
+
+// The stores of the blocks that are not one run per channel row (see the header), column by column. Quotients
+// and remainders are written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10's
+// uninitialized-value checker cannot execute).
+// The plain store (no pad fold): G for every column.
+inline void store_block(__global float* restrict y, const uint acc[TM][TN], const int o_first, const int o_step,
+                        const int p_first, const int p_step, const int M, const int K, const int P,
+                        const int per_image, const int n0, const ulong OHW, const ulong row_offset) {
+#pragma unroll
+  for (int j = 0; j < TN; ++j) {
+    const int p = p_first + j * p_step;
+    if (p >= P) continue;
+    const int image = p / per_image;
+    const int n = n0 + image;
+    const ulong column = row_offset + (ulong)(p - image * per_image);
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int o = o_first + i * o_step;
+      if (o >= M) continue;
+      const ulong index = ((ulong)n * (ulong)M + (ulong)o) * OHW + column;
+      y[index] = (float)(K - 2 * (int)acc[i][j]);
+    }
+  }
+}
+
+// The store under the pad fold: border columns folded.
 inline void store_block_folded(__global float* restrict y, const uint acc[TM][TN], const int o_first,
                                const int o_step, const int p_first, const int p_step, const int M, const int K,
                                const int P, const int per_image, const int n0, const ulong OHW,
                                const int oy0, const pad_fold* f) {
   const int OW = f->OW;
-#if TN % 4 == 0
-  if (p_step == 1) {
-    int image = p_first / per_image;
-    int within = p_first - image * per_image;
-    int ry = within / OW;  // row within the chunk
-    int ox = within - ry * OW;
-    // The usual block: all TN columns in one output row, stored as one run per channel row: the plain
-    // store where every column is interior, else with the border columns folded.
-    if (p_first + TN <= P && ox + TN <= OW) {
-      const int oy = oy0 + ry;
-      const ulong first = (ulong)(n0 + image) * (ulong)M * OHW + (ulong)oy * (ulong)OW + (ulong)ox;
-      if (oy >= f->oy_lo && oy < f->oy_hi && ox >= f->ox_lo && ox + TN <= f->ox_hi) {
-        store_run(y, acc, o_first, M, K, first, OHW);
-        return;
-      }
-      int border[TN], cls[TN];
-#pragma unroll
-      for (int j = 0; j < TN; ++j) {
-        cls[j] = 0;
-        border[j] = border_class(f, oy, ox + j, &cls[j]);
-      }
-#pragma unroll
-      for (int i = 0; i < TM; ++i) {
-        const int o = o_first + i;
-        if (o >= M) continue;
-        __global float* row = y + first + (ulong)o * OHW;
-#pragma unroll
-        for (int j = 0; j < TN; j += 4) {
-          const float4 v = (float4)(folded(f, K - 2 * (int)acc[i][j], o, border[j], cls[j]),
-                                    folded(f, K - 2 * (int)acc[i][j + 1], o, border[j + 1], cls[j + 1]),
-                                    folded(f, K - 2 * (int)acc[i][j + 2], o, border[j + 2], cls[j + 2]),
-                                    folded(f, K - 2 * (int)acc[i][j + 3], o, border[j + 3], cls[j + 3]));
-          vstore4(v, 0, row + j);
-        }
-      }
-      return;
-    }
-#pragma unroll
-    for (int j = 0; j < TN; j += 4) {
-      const int p = p_first + j;
-      const int oy = oy0 + ry;
-      if (p + 3 < P && ox + 3 < OW && oy >= f->oy_lo && oy < f->oy_hi && ox >= f->ox_lo &&
-          ox + 4 <= f->ox_hi) {
-        const ulong column = (ulong)oy * (ulong)OW + (ulong)ox;
-        const int n = n0 + image;
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-          const int o = o_first + i;
-          if (o >= M) continue;
-          const ulong index = ((ulong)n * (ulong)M + (ulong)o) * OHW + column;
-          const float4 v = (float4)((float)(K - 2 * (int)acc[i][j]), (float)(K - 2 * (int)acc[i][j + 1]),
-                                    (float)(K - 2 * (int)acc[i][j + 2]), (float)(K - 2 * (int)acc[i][j + 3]));
-          vstore4(v, 0, y + index);
-        }
-        ox += 4;
-        within += 4;
-        if (within == per_image) {
-          within = 0;
-          ry = 0;
-          ox = 0;
-          ++image;
-        } else if (ox == OW) {
-          ox = 0;
-          ++ry;
-        }
-      } else {
-#pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-          if (p + jj < P) {
-            const int qy = oy0 + ry;
-            const ulong column = (ulong)qy * (ulong)OW + (ulong)ox;
-            const int qn = n0 + image;
-            int cls = 0;
-            const int border = border_class(f, qy, ox, &cls);
-#pragma unroll
-            for (int i = 0; i < TM; ++i) {
-              const int o = o_first + i;
-              if (o >= M) continue;
-              y[((ulong)qn * (ulong)M + (ulong)o) * OHW + column] =
-                  folded(f, K - 2 * (int)acc[i][j + jj], o, border, cls);
-            }
-          }
-          ++ox;
-          ++within;
-          if (within == per_image) {
-            within = 0;
-            ry = 0;
-            ox = 0;
-            ++image;
-          } else if (ox == OW) {
-            ox = 0;
-            ++ry;
-          }
-        }
-      }
-    }
-    return;
-  }
-#endif
 #pragma unroll
   for (int j = 0; j < TN; ++j) {
     const int p = p_first + j * p_step;
@@ -420,15 +303,6 @@ inline void store_block_folded(__global float* restrict y, const uint acc[TM][TN
   }
 }
 
-// The pad fold's store, its geometry gathered from the kernel arguments (a branch uniform over the NDRange,
-// so a layer without the fold runs the plain store unchanged).
-#define STORE_FOLDED(o_first, o_step, p_first, p_step) \
-  do { \
-    PAD_FOLD_FROM_ARGUMENTS(fold); \
-    store_block_folded(y, acc, o_first, o_step, p_first, p_step, M, K, P, per_image, n0, OHW, oy0, \
-                       &fold); \
-  } while (0)
-
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
     __global const word_t* restrict filters, __global const word_t* restrict patches, __global float* restrict y,
     const int M, const int M_pad, const int Kw, const int K, const int P, const int P_pad, const int per_image,
@@ -441,6 +315,8 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0u;
   }
+  // The pad fold's geometry (used only where correct = 1: a branch uniform over the NDRange).
+  PAD_FOLD_FROM_ARGUMENTS(fold);
 
 #if LOCAL_VARIANT == 0
   const int p0 = (int)get_global_id(0) * TN;
@@ -451,22 +327,18 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
   __global const word_t* fp = filters + o0;
   __global const word_t* pp = patches + p0;
   ACCUMULATE_GLOBAL(Kw);
+  const int o_first = o0, o_step = 1, p_first = p0, p_step = 1;
 #if TN % 4 == 0
-  // The usual block: TN columns of one image (and, under the pad fold, of one output row, all interior) are
-  // one run per channel row, stored here: PoCL keeps acc in registers for it, where the calls below take
-  // about twice as long (the spec layer's GEMM is bound by these stores).
+  // The usual block, one run per channel row, stored here: PoCL keeps acc in registers for it, where the
+  // calls below take about twice as long (the spec layer's GEMM is bound by these stores).
   ulong first;
+  int cls[TN], folds;
   if (p0 + TN <= P &&
-      plain_run(p0, per_image, M, n0, OHW, row_offset, correct, OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, &first)) {
-    store_run(y, acc, o0, M, K, first, OHW);
+      image_run(p0, per_image, M, n0, OHW, row_offset, correct, oy0, &fold, &first, cls, &folds)) {
+    store_run(y, acc, o0, M, K, first, OHW, &fold, cls, folds);
     return;
   }
 #endif
-  if (correct) {
-    STORE_FOLDED(o0, 1, p0, 1);
-  } else {
-    store_block(y, acc, o0, 1, p0, 1, M, K, P, per_image, n0, OHW, row_offset);
-  }
 #else
   __local word_t As[KT][TILE_M];
   __local word_t Bs[KT][TILE_N];
@@ -476,18 +348,19 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
   const int group_p0 = (int)get_group_id(0) * TILE_N;
   const int group_o0 = (int)get_group_id(1) * TILE_M;
   ACCUMULATE_LOCAL(linear);
-  if (correct) {
-    STORE_FOLDED(group_o0 + lid1, WG, group_p0 + lid0, WG);
-  } else {
-    store_block(y, acc, group_o0 + lid1, WG, group_p0 + lid0, WG, M, K, P, per_image, n0, OHW, row_offset);
-  }
+  const int o_first = group_o0 + lid1, o_step = WG, p_first = group_p0 + lid0, p_step = WG;
 #endif
+  if (correct) {
+    store_block_folded(y, acc, o_first, o_step, p_first, p_step, M, K, P, per_image, n0, OHW, oy0, &fold);
+  } else {
+    store_block(y, acc, o_first, o_step, p_first, p_step, M, K, P, per_image, n0, OHW, row_offset);
+  }
 }
 
 // ---- xnor_gemm_fused: the same GEMM with an output epilogue (BinaryConvolution::Output) -------------------
 //
-// The accumulation is xnor_gemm's (same tiles, same integers, the same ACCUMULATE_* macros), then each value y (G, or the pad fold's fma at border positions,
-// exactly the float xnor_gemm would store) goes out as one of:
+// The accumulation is xnor_gemm's (same tiles, same integers, the same ACCUMULATE_* macros), then each value
+// y (G, or the pad fold's fma at border positions, exactly the float xnor_gemm would store) goes out as one of:
 //   out_mode 0: y (float NCHW, as xnor_gemm);
 //   out_mode 1: fma(scale[o], y, bias[o]) (folded batch-norm, one rounding; float NCHW);
 //   out_mode 3: fma(scale[o], y, bias[o]) + shortcut[index] (a residual Add after the batch-norm, read at the
@@ -535,13 +408,13 @@ inline uint fused_rule_bit(const float value, const uint lo, const uint count) {
 #define FUSED_PACKS (LOCAL_VARIANT == 1 && TILE_M % 32 == 0)
 
 #if LOCAL_VARIANT == 0 && TN % 4 == 0
-// The Global variant's usual block in modes 0, 1 and 3 without packed bits: TN contiguous columns of one
-// output row, none on the pad fold's border, so every value is G. Per channel row the epilogue runs on
-// vectors of 4 columns (vload4 of the shortcut, vstore4), the same operations per value as the general path
-// below, which PoCL runs one value at a time (there it was about 40% of the fused GEMM's time on Bi-Real
-// Net-18's 3x3 convolutions). `first`: the image's channel 0 at the run's first column.
+// The Global variant's usual block (a run from image_run) in modes 0, 1 and 3 without packed bits. Per
+// channel row the epilogue runs on vectors of 4 columns (pad fold, vload4 of the shortcut, vstore4), the same
+// operations per value as the general path below, which PoCL runs one value at a time (there it was about
+// 40% of the fused GEMM's time on Bi-Real Net-18's 3x3 convolutions).
 inline void store_run_fused(__global float* restrict y, const uint acc[TM][TN], const int o_first, const int M,
-                            const int K, const ulong first, const ulong OHW, const int out_mode,
+                            const int K, const ulong first, const ulong OHW, const pad_fold* f,
+                            const int cls[TN], const int folds, const int out_mode,
                             __global const float* restrict scale, __global const float* restrict bias,
                             __global const float* restrict shortcut, const float clamp_lo,
                             const float clamp_hi) {
@@ -552,8 +425,7 @@ inline void store_run_fused(__global float* restrict y, const uint acc[TM][TN], 
     const ulong row = first + (ulong)o * OHW;
 #pragma unroll
     for (int j = 0; j < TN; j += 4) {
-      const float4 g = (float4)((float)(K - 2 * (int)acc[i][j]), (float)(K - 2 * (int)acc[i][j + 1]),
-                                (float)(K - 2 * (int)acc[i][j + 2]), (float)(K - 2 * (int)acc[i][j + 3]));
+      const float4 g = run_values(acc, i, j, K, o, f, cls, folds);
       const float4 value = select(select(g, (float4)(clamp_hi), g > (float4)(clamp_hi)), (float4)(clamp_lo),
                                   g < (float4)(clamp_lo));
       float4 stored = out_mode == 0 ? value : fma((float4)(scale[o]), value, (float4)(bias[o]));
@@ -583,6 +455,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0u;
   }
+  PAD_FOLD_FROM_ARGUMENTS(fold);
   const int lid0 = (int)get_local_id(0);
   const int lid1 = (int)get_local_id(1);
   const int group_p0 = (int)get_group_id(0) * TILE_N;
@@ -598,9 +471,11 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   ACCUMULATE_GLOBAL(steps_k);
 #if TN % 4 == 0
   ulong first;
+  int cls[TN], folds;
   if (steps_k > 0 && p0 + TN <= P && out_mode != 2 && !also_packed &&
-      plain_run(p0, per_image, M, n0, OHW, row_offset, correct, OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, &first)) {
-    store_run_fused(y, acc, o0, M, K, first, OHW, out_mode, scale, bias, shortcut, clamp_lo, clamp_hi);
+      image_run(p0, per_image, M, n0, OHW, row_offset, correct, oy0, &fold, &first, cls, &folds)) {
+    store_run_fused(y, acc, o0, M, K, first, OHW, &fold, cls, folds, out_mode, scale, bias, shortcut,
+                    clamp_lo, clamp_hi);
     return;
   }
 #endif
@@ -613,7 +488,6 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   ACCUMULATE_LOCAL(linear0);
 #endif
 
-  PAD_FOLD_FROM_ARGUMENTS(fold);
   // Each column's (image, position) and, under the pad fold, its border class. The Global variant's columns
   // are contiguous: one division, then counters; the Local variant's are WG apart: divisions per column.
   // Quotients and remainders written out (a div/rem pair makes LLVM emit `freeze`, which Oclgrind 21.10

@@ -148,41 +148,43 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
     }
   }
   // A binary convolution whose batch-norm and residual Add run in its epilogue (pad_value 0: the pad fold),
-  // on 20-wide rows: blocks of interior columns take the vector store, blocks at the border the general
-  // one. Exact: integer sums, and scale, bias and inputs are multiples of 1/8.
-  for (const double pad_value : {0.0, 1.0}) {
-    const std::int64_t C = 5;
-    Graph bc;
-    std::vector<std::uint8_t> bits((C * C * 9 + 7) / 8);
-    for (auto& b : bits) b = static_cast<std::uint8_t>(rng.uniform(0, 255));
-    std::vector<float> scale(C), bias(C);
-    for (float& v : scale) v = static_cast<float>(rng.uniform(1, 16)) * 0.125f;
-    for (float& v : bias) v = static_cast<float>(rng.uniform(-16, 16)) * 0.125f;
-    bc.constants["w"] = Constant::u1({C, C, 3, 3}, bits);
-    bc.constants["s"] = Constant::f32({1, C, 1, 1}, scale);
-    bc.constants["b"] = Constant::f32({1, C, 1, 1}, bias);
-    bc.nodes.push_back(Node{"conv",
-                            "BinaryConvolution",
-                            {"x", "w"},
-                            {"c"},
-                            {{"strides", Ints{1, 1}},
-                             {"pads_begin", Ints{1, 1}},
-                             {"pads_end", Ints{1, 1}},
-                             {"dilations", Ints{1, 1}},
-                             {"mode", std::string("xnor-popcount")},
-                             {"pad_value", pad_value}}});
-    bc.nodes.push_back(Node{"bn.scale", "Multiply", {"c", "s"}, {"m"}, {}});
-    bc.nodes.push_back(Node{"bn.shift", "Add", {"m", "b"}, {"a"}, {}});
-    bc.nodes.push_back(Node{"residual", "Add", {"a", "x"}, {"y"}, {}});
-    failures += check_one_node(kept, rt, rng, bc, {2, C, 6, 20}, 0.0f,
-                               to_string(variant) + ": binary convolution, pad_value " +
-                                   std::to_string(static_cast<int>(pad_value)) +
-                                   ", batch-norm and shortcut in its epilogue");
-    if (kept.models.back()->plan().steps.size() != 1) {
-      std::cout << "FAILED: the binary convolution's epilogue did not take the batch-norm and the Add\n";
-      ++failures;
+  // on 20-wide rows (the Global variant's blocks of 4 columns lie in one row) and 17-wide ones (blocks
+  // across rows and, at 102 positions per image, across images: the general store). Exact: integer sums,
+  // and scale, bias and inputs are multiples of 1/8.
+  for (const std::int64_t width : {20, 17})
+    for (const double pad_value : {0.0, 1.0}) {
+      const std::int64_t C = 5;
+      Graph bc;
+      std::vector<std::uint8_t> bits((C * C * 9 + 7) / 8);
+      for (auto& b : bits) b = static_cast<std::uint8_t>(rng.uniform(0, 255));
+      std::vector<float> scale(C), bias(C);
+      for (float& v : scale) v = static_cast<float>(rng.uniform(1, 16)) * 0.125f;
+      for (float& v : bias) v = static_cast<float>(rng.uniform(-16, 16)) * 0.125f;
+      bc.constants["w"] = Constant::u1({C, C, 3, 3}, bits);
+      bc.constants["s"] = Constant::f32({1, C, 1, 1}, scale);
+      bc.constants["b"] = Constant::f32({1, C, 1, 1}, bias);
+      bc.nodes.push_back(Node{"conv",
+                              "BinaryConvolution",
+                              {"x", "w"},
+                              {"c"},
+                              {{"strides", Ints{1, 1}},
+                               {"pads_begin", Ints{1, 1}},
+                               {"pads_end", Ints{1, 1}},
+                               {"dilations", Ints{1, 1}},
+                               {"mode", std::string("xnor-popcount")},
+                               {"pad_value", pad_value}}});
+      bc.nodes.push_back(Node{"bn.scale", "Multiply", {"c", "s"}, {"m"}, {}});
+      bc.nodes.push_back(Node{"bn.shift", "Add", {"m", "b"}, {"a"}, {}});
+      bc.nodes.push_back(Node{"residual", "Add", {"a", "x"}, {"y"}, {}});
+      failures += check_one_node(kept, rt, rng, bc, {2, C, 6, width}, 0.0f,
+                                 to_string(variant) + ": binary convolution, " + std::to_string(width) +
+                                     "-wide rows, pad_value " + std::to_string(static_cast<int>(pad_value)) +
+                                     ", batch-norm and shortcut in its epilogue");
+      if (kept.models.back()->plan().steps.size() != 1) {
+        std::cout << "FAILED: the binary convolution's epilogue did not take the batch-norm and the Add\n";
+        ++failures;
+      }
     }
-  }
   return failures;
 }
 
