@@ -186,14 +186,19 @@ inline float folded(const pad_fold* f, const int G, const int o, const int borde
 }
 
 #if TN % 4 == 0
+// The run helpers below are static, with no restrict on their pointers: PoCL inlines a static function
+// called once, where it compiled the plain `inline` ones as calls that pass acc through memory (perf on
+// Bi-Real Net-18: store_run_fused and image_run were a fifth of the fused GEMM's samples, gone once
+// inlined); restrict parameters of an inlined function become llvm.experimental.noalias.scope.decl, which
+// Oclgrind 21.10 cannot run (the kernels' own parameters keep theirs).
 // Whether the Global variant's block of TN columns from p0 (p0 + TN <= P) lies in one image, so that each
 // channel row's TN values are one contiguous run of y. `first`: the run's start as the offset of the
 // image's channel 0 from y (row_offset: the chunk's first position). Under the pad fold, cls[j] is column
 // j's border class, or -1 where the column is interior, and *folds whether any column is on the border
 // (found by stepping through the columns' rows: one division per block).
-inline int image_run(const int p0, const int per_image, const int M, const int n0, const ulong OHW,
-                     const ulong row_offset, const int correct, const int oy0, const pad_fold* f,
-                     ulong* first, int cls[TN], int* folds) {
+static inline int image_run(const int p0, const int per_image, const int M, const int n0, const ulong OHW,
+                            const ulong row_offset, const int correct, const int oy0, const pad_fold* f,
+                            ulong* first, int cls[TN], int* folds) {
   const int image = p0 / per_image;
   const int within = p0 - image * per_image;
   *first = (ulong)(n0 + image) * (ulong)M * OHW + row_offset + (ulong)within;
@@ -220,8 +225,8 @@ inline int image_run(const int p0, const int per_image, const int M, const int n
 // Columns j .. j+3 of accumulator row i (channel o) of a run from image_run: the floats folded() gives, on
 // one vector. Interior columns read an entry of the table they do not use (class 0 exists for every
 // channel), so the four reads need no branch.
-inline float4 run_values(const uint acc[TM][TN], const int i, const int j, const int K, const int o,
-                         const pad_fold* f, const int cls[TN], const int folds) {
+static inline float4 run_values(const uint acc[TM][TN], const int i, const int j, const int K, const int o,
+                                const pad_fold* f, const int cls[TN], const int folds) {
   const int4 g = (int4)(K - 2 * (int)acc[i][j], K - 2 * (int)acc[i][j + 1], K - 2 * (int)acc[i][j + 2],
                         K - 2 * (int)acc[i][j + 3]);
   if (!folds) return convert_float4(g);
@@ -233,9 +238,9 @@ inline float4 run_values(const uint acc[TM][TN], const int i, const int j, const
 }
 
 // A run from image_run, as xnor_gemm stores it. Rows o >= M (tile padding) are skipped.
-inline void store_run(__global float* restrict y, const uint acc[TM][TN], const int o_first, const int M,
-                      const int K, const ulong first, const ulong OHW, const pad_fold* f, const int cls[TN],
-                      const int folds) {
+static inline void store_run(__global float* y, const uint acc[TM][TN], const int o_first, const int M,
+                             const int K, const ulong first, const ulong OHW, const pad_fold* f,
+                             const int cls[TN], const int folds) {
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int o = o_first + i;
@@ -412,12 +417,12 @@ inline uint fused_rule_bit(const float value, const uint lo, const uint count) {
 // channel row the epilogue runs on vectors of 4 columns (pad fold, vload4 of the shortcut, vstore4), the same
 // operations per value as the general path below, which PoCL runs one value at a time (there it was about
 // 40% of the fused GEMM's time on Bi-Real Net-18's 3x3 convolutions).
-inline void store_run_fused(__global float* restrict y, const uint acc[TM][TN], const int o_first, const int M,
-                            const int K, const ulong first, const ulong OHW, const pad_fold* f,
-                            const int cls[TN], const int folds, const int out_mode,
-                            __global const float* restrict scale, __global const float* restrict bias,
-                            __global const float* restrict shortcut, const float clamp_lo,
-                            const float clamp_hi) {
+static inline void store_run_fused(__global float* y, const uint acc[TM][TN], const int o_first,
+                                   const int M, const int K, const ulong first, const ulong OHW,
+                                   const pad_fold* f, const int cls[TN], const int folds, const int out_mode,
+                                   __global const float* scale, __global const float* bias,
+                                   __global const float* shortcut, const float clamp_lo,
+                                   const float clamp_hi) {
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int o = o_first + i;
