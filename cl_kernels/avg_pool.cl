@@ -9,7 +9,8 @@
 //   maxpool_f32_runs, a row's last run overlapping the one before it where the row is not whole runs (the
 //   overlapped lanes' sums are the same, in the same order, and are not stored twice).
 //   A lane without its column adds +0 (the sum starts at +0 and is never -0, so nothing changes) and does
-//   not count in its divisor.
+//   not count in its divisor. A row narrower than a run is one run whose spare lanes read the next rows'
+//   values where that stays inside the tensor, so that its taps load whole vectors too.
 //
 // NDRange: 1-D, global rounded up to WG_SIZE, local WG_SIZE; `total` real work-items, consecutive ones on
 // consecutive outputs (or runs) of a row. Quotients and remainders written out (r = a - q*b) for Oclgrind
@@ -41,6 +42,18 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32(
     for (int ix = x_lo; ix < x_hi; ++ix) sum += x[iy * W + ix];
   const int divisor = full != 0 ? full : (y_hi - y_lo) * (x_hi - x_lo);
   out[gid] = divisor > 0 ? sum / (float)divisor : 0.0f;
+}
+
+// Whether every tap of a run's windows loads as whole vectors: stride 1 or 2 and the windows of the run's
+// `lanes` outputs inside the row. A run of a row narrower than POOL_RUN has spare lanes whose loads read on
+// into the next rows (their sums are not stored): allowed while those loads stay inside the tensor of
+// `planes` planes of H x W.
+inline bool whole_vector_taps(const long ix0, const int KW, const int stride_x, const int W, const int lanes,
+                              const int plane, const int H, const int y_hi, const int planes) {
+  if ((stride_x != 1 && stride_x != 2) || ix0 < 0 || ix0 + (KW - 1) + (long)(lanes - 1) * stride_x >= W)
+    return false;
+  const long last_read = ((long)plane * H + (y_hi - 1)) * W + ix0 + (KW - 1) + (long)(POOL_RUN - 1) * stride_x;
+  return lanes == POOL_RUN || last_read < (long)planes * H * W;
 }
 
 // The POOL_RUN values of one window tap for the run's lanes (columns first + j * stride_x of `line`; 0 where a
@@ -78,9 +91,8 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32_
   const long ix0 = (long)ox0 * stride_x - pad_left;
   float16 sum = (float16)(0.0f);
   int16 taps = (int16)(0);
-  // Whether every tap of the run's windows lies inside the row, as in maxpool_f32_runs (binary_maxpool.cl).
-  const bool inside = lanes == POOL_RUN && (stride_x == 1 || stride_x == 2) && ix0 >= 0 &&
-                      ix0 + (KW - 1) + (long)(POOL_RUN - 1) * stride_x < W;
+  // Whether every tap loads whole vectors, as in maxpool_f32_runs (binary_maxpool.cl).
+  const bool inside = whole_vector_taps(ix0, KW, stride_x, W, lanes, plane, H, y_hi, total / (OH * runs));
   for (int iy = y_lo; iy < y_hi; ++iy) {
     __global const float* line = in + ((ulong)plane * (ulong)H + (ulong)iy) * (ulong)W;
     if (inside && stride_x == 1) {

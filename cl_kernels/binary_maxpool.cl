@@ -14,8 +14,9 @@
 //   the 16 even columns of 31) and vector key, compare and select, so that a compiler that runs work-items
 //   as scalar loops (PoCL on CPUs) still works on 16 outputs at once. A row's last run overlaps the one
 //   before it where the row is not a whole number of runs, and its first run starts right of the left pad
-//   (RUN_PLACEMENT); runs still cut by the input's edges load lane by lane, a lane without its column taking
-//   key 0 (it never wins).
+//   (RUN_PLACEMENT); a row narrower than a run is one run whose spare lanes read the next rows' values where
+//   that stays inside the tensor; runs still cut by the input's edges load lane by lane, a lane without its
+//   column taking key 0 (it never wins).
 // Window of output (oy, ox): input rows oy*stride_y - pad_top + [0, KH), columns likewise (computed in 64 bits).
 //
 // NDRange: 1-D, global rounded up to WG_SIZE, local WG_SIZE; `total` real work-items (one per output word,
@@ -121,6 +122,18 @@ inline uint16 order_keys(uint16 u) {
 // The POOL_RUN values of one window tap for the run's lanes (columns first + j * stride_x of `line`) where the
 // run is cut by the row's ends or the stride is above 2, and which lanes have their column (valid: all bits
 // set).
+// Whether every tap of a run's windows loads as whole vectors: stride 1 or 2 and the windows of the run's
+// `lanes` outputs inside the row. A run of a row narrower than POOL_RUN has spare lanes whose loads read on
+// into the next rows (their maxima are not stored): allowed while those loads stay inside the tensor of
+// `planes` planes of H x W.
+inline bool whole_vector_taps(const long ix0, const int KW, const int stride_x, const int W, const int lanes,
+                              const int plane, const int H, const int y_hi, const int planes) {
+  if ((stride_x != 1 && stride_x != 2) || ix0 < 0 || ix0 + (KW - 1) + (long)(lanes - 1) * stride_x >= W)
+    return false;
+  const long last_read = ((long)plane * H + (y_hi - 1)) * W + ix0 + (KW - 1) + (long)(POOL_RUN - 1) * stride_x;
+  return lanes == POOL_RUN || last_read < (long)planes * H * W;
+}
+
 inline uint16 tap_run_at_edge(__global const uint* line, const long first, const int stride_x, const int W,
                               const int lanes, int16* valid) {
   uint values[POOL_RUN];
@@ -159,13 +172,12 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_r
   const long ix0 = (long)ox0 * stride_x - pad_left;
   uint16 best = (uint16)(0xff7fffffu);  // -FLT_MAX
   uint16 best_key = (uint16)(0u);       // below every non-NaN key
-  // Whether every tap of the run's windows lies inside the row (the common case loads without checks): at
+  // Whether every tap of the run's windows loads whole vectors (the common case loads without checks): at
   // stride 1, 16 neighbouring columns; at stride 2, the even lanes of a 16-column load and the odd lanes of
   // the next one, started a column early so that no load passes the run's last column (1.2x as fast on
   // PoCL as a shuffle2 of two loads; built this way in a function that also returned the edge path's vector,
   // Oclgrind 21.10 read them as uninitialized).
-  const bool inside = lanes == POOL_RUN && (stride_x == 1 || stride_x == 2) && ix0 >= 0 &&
-                      ix0 + (KW - 1) + (long)(POOL_RUN - 1) * stride_x < W;
+  const bool inside = whole_vector_taps(ix0, KW, stride_x, W, lanes, plane, H, y_hi, total / (OH * runs));
   for (int iy = y_lo; iy < y_hi; ++iy) {
     __global const uint* line = in + ((ulong)plane * (ulong)H + (ulong)iy) * (ulong)W;
     if (inside && stride_x == 1) {

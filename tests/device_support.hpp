@@ -69,4 +69,15 @@ inline Runtime& runtime_with_other_packing(Variant variant, int word_bits = 0) {
   return runtimes.emplace(key, std::move(rt)).first->second;
 }
 
+// Whether the float pools (maxpool_f32_runs, avg_pool_f32_runs) should compute runs of 16 outputs per
+// work-item, written out from the documented rule: on the Global variant, for output rows of 16 or more, and
+// for narrower rows whose every window lies inside the input row at stride 1 or 2.
+inline bool expect_pool_runs(Variant variant, const PoolAttributes& a, const Shape& input) {
+  const PoolGeometry g = validate_pool(a, input);
+  const std::int64_t OW = g.output[3], stride = a.strides[1];
+  const bool narrow_inside =
+      (stride == 1 || stride == 2) && g.pads_begin[1] == 0 && (OW - 1) * stride + a.kernel[1] <= input[3];
+  return variant == Variant::Global && (OW >= 16 || narrow_inside);
+}
+
 }  // namespace xnorcl::test

@@ -125,7 +125,7 @@ class AvgPoolOp final : public Op {
   std::unique_ptr<DeviceStep> plan(const Runtime& rt, const NodeView& v,
                                    const std::vector<NodeView>& /*fused*/) const override {
     const AvgGeometry a = geometry(v);
-    return std::make_unique<AvgPoolStep>(rt, a, detail::pools_in_runs(rt.variant(), a.g.output[3]));
+    return std::make_unique<AvgPoolStep>(rt, a, detail::pools_in_runs(rt.variant(), a.g, a.attributes));
   }
 };
 

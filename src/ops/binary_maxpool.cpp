@@ -164,7 +164,7 @@ PoolLaunch make_pool(const Runtime& runtime, const PoolAttributes& a, const Shap
   const auto& s = detail::runtime_state(runtime, what);
   PoolLaunch p{runtime, a, validate_pool(a, input), false, "", {}, 1, {}};
   check_layer_shape(p.geometry.output, what);
-  p.runs = !binary && detail::pools_in_runs(runtime.variant(), p.geometry.output[3]);
+  p.runs = !binary && detail::pools_in_runs(runtime.variant(), p.geometry, a);
   p.kernel_name = binary ? "binary_maxpool" : p.runs ? "maxpool_f32_runs" : "maxpool_f32";
   const detail::RuntimeState::LinearProgram program = detail::tuned_linear_program(
       *s, "binary_maxpool.cl", detail::pool_tuning_class(p.kernel_name, p.geometry, a), p.tuning);

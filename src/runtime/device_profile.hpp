@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "xnorcl/opencl.hpp"
+#include "xnorcl/pool.hpp"
 #include "xnorcl/runtime.hpp"
 #include "xnorcl/shape.hpp"
 #include "xnorcl/tuning.hpp"
@@ -137,11 +138,18 @@ std::string network_build_options(const NetworkProgram& program, Variant variant
 // Whether the pools over float rows (maxpool_f32_runs, avg_pool_f32_runs) compute runs of 16 outputs per
 // work-item as vector lanes: on the Global variant (CPUs and Mali), whose compilers vectorize only what a
 // kernel body spells as vectors (PoCL ran a 64x112x112 3x3/2 max-pool at one output per work-item in 1.7
-// ms, in runs in 0.78 ms), for output rows of a full run at least (a 7-wide row in runs: 0.044 -> 0.060
-// ms). The Local variant (GPUs) keeps one output per work-item, the most work-items.
+// ms, in runs in 0.78 ms), for output rows of a full run at least, and for narrower rows whose windows all
+// lie inside the input row at stride 1 or 2 (the run's spare lanes read on into the next rows and are not
+// stored, so every tap is still one vector load; a 2x2/2 average pool to 128x14x14 took 0.155 ms at one
+// output per work-item). Narrow rows cut by a pad would load lane by lane, slower than one output per
+// work-item (a 7-wide row: 0.044 -> 0.060 ms). The Local variant (GPUs) keeps one output per work-item, the
+// most work-items.
 constexpr std::int64_t kPoolRun = 16;  // outputs per run (POOL_RUN in binary_maxpool.cl and avg_pool.cl)
-inline bool pools_in_runs(Variant variant, std::int64_t output_width) {
-  return variant == Variant::Global && output_width >= kPoolRun;
+inline bool pools_in_runs(Variant variant, const PoolGeometry& g, const PoolAttributes& a) {
+  const std::int64_t OW = g.output[3], stride = a.strides[1];
+  const bool row_inside =
+      (stride == 1 || stride == 2) && g.pads_begin[1] == 0 && (OW - 1) * stride + a.kernel[1] <= g.input[3];
+  return variant == Variant::Global && (OW >= kPoolRun || row_inside);
 }
 // The work-items of a pool over outputs [N, C, OH, OW]: one per run of a row, or one per output.
 inline std::int64_t pool_work_items(const Shape& output, bool runs) {

@@ -5,7 +5,9 @@
 // the averaging ones (AvgPool, ReduceMean, Softmax).
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -118,46 +120,70 @@ TEST_CASE("graph float ops: elementwise and activations (global)", "[global]") {
   elementwise_case(Variant::Global);
 }
 
+struct Window {
+  Ints kernel, strides, pb, pe;
+  std::string rounding, auto_pad;
+};
+
+PoolAttributes pool_attributes_of(const Window& w) {
+  const auto pair = [](const Ints& v) { return std::array<int, 2>{int(v[0]), int(v[1])}; };
+  const std::map<std::string, AutoPad> pads = {{"explicit", AutoPad::Explicit},
+                                               {"same_upper", AutoPad::SameUpper},
+                                               {"same_lower", AutoPad::SameLower},
+                                               {"valid", AutoPad::Valid}};
+  return {pair(w.kernel),      pair(w.strides),
+          pair(w.pb),          pair(w.pe),
+          pads.at(w.auto_pad), w.rounding == "ceil" ? RoundingType::Ceil : RoundingType::Floor};
+}
+
 void avg_pool_case(Variant variant) {
   Runtime& rt = runtime_for(variant);
   std::mt19937 rng(22);
-  struct Window {
-    Ints kernel, strides, pb, pe;
-    std::string rounding, auto_pad;
-  };
   const std::vector<Window> windows = {{{3, 3}, {2, 2}, {1, 1}, {1, 1}, "floor", "explicit"},
                                        {{2, 2}, {2, 2}, {0, 0}, {0, 0}, "ceil", "explicit"},
                                        {{3, 2}, {2, 3}, {1, 0}, {0, 1}, "ceil", "explicit"},
                                        {{3, 3}, {1, 1}, {0, 0}, {0, 0}, "floor", "same_upper"},
                                        {{2, 3}, {2, 2}, {0, 0}, {0, 0}, "floor", "same_lower"},
                                        {{7, 7}, {1, 1}, {0, 0}, {0, 0}, "floor", "valid"}};
-  int in_runs = 0;
+  int in_runs = 0, narrow_runs = 0;
+  const auto check = [&](const Window& w, bool exclude, const Dims& dims) {
+    INFO("kernel " << w.kernel[0] << "x" << w.kernel[1] << " " << w.auto_pad << " " << w.rounding
+                   << " exclude " << exclude << ", input [" << dims[0] << ", " << dims[1] << ", " << dims[2]
+                   << ", " << dims[3] << "]");
+    Graph g;
+    g.inputs = {{"x", dims}};
+    g.outputs = {add_node(g, "pool", "AvgPool", {"x"},
+                          {{"kernel", w.kernel},
+                           {"strides", w.strides},
+                           {"pads_begin", w.pb},
+                           {"pads_end", w.pe},
+                           {"rounding_type", w.rounding},
+                           {"auto_pad", w.auto_pad},
+                           {"exclude-pad", std::string(exclude ? "true" : "false")}})};
+    const Model model(rt, g);
+    const bool runs = expect_pool_runs(variant, pool_attributes_of(w), {dims[0], dims[1], dims[2], dims[3]});
+    CHECK(model.plan().steps[0].description.rfind(runs ? "avg_pool_f32_runs " : "avg_pool_f32 ", 0) == 0);
+    in_runs += runs;
+    narrow_runs += runs && g.validate().at(g.outputs[0]).dims[3] < 16;
+    check_graph(rt, g, {{"x", random_input(dims, rng)}}, {"AvgPool"});
+  };
   for (const Window& w : windows)
     for (bool exclude : {true, false}) {
       // Narrow rows, and rows of several runs of 16 outputs (the Global variant's vector loads).
       const std::int64_t N = pick(rng, 1, 3), C = 2 * pick(rng, 1, 10) + 1, H = pick(rng, 7, 15),
                          W = pick(rng, 0, 1) ? pick(rng, 7, 15) : pick(rng, 33, 80);
-      INFO("kernel " << w.kernel[0] << "x" << w.kernel[1] << " " << w.auto_pad << " " << w.rounding
-                     << " exclude " << exclude << ", input [" << N << ", " << C << ", " << H << ", " << W
-                     << "]");
-      Graph g;
-      g.inputs = {{"x", {N, C, H, W}}};
-      g.outputs = {add_node(g, "pool", "AvgPool", {"x"},
-                            {{"kernel", w.kernel},
-                             {"strides", w.strides},
-                             {"pads_begin", w.pb},
-                             {"pads_end", w.pe},
-                             {"rounding_type", w.rounding},
-                             {"auto_pad", w.auto_pad},
-                             {"exclude-pad", std::string(exclude ? "true" : "false")}})};
-      // Runs on the Global variant for rows of 16 outputs or more.
-      const Model model(rt, g);
-      const bool runs = variant == Variant::Global && g.validate().at(g.outputs[0]).dims[3] >= 16;
-      CHECK(model.plan().steps[0].description.rfind(runs ? "avg_pool_f32_runs " : "avg_pool_f32 ", 0) == 0);
-      in_runs += runs;
-      check_graph(rt, g, {{"x", random_input({N, C, H, W}, rng)}}, {"AvgPool"});
+      check(w, exclude, {N, C, H, W});
     }
-  if (variant == Variant::Global) CHECK(in_runs >= 3);
+  // Rows narrower than a run, every window inside the row: one run per row whose spare lanes read on into
+  // the next rows, the last rows of the tensor lane by lane (their spare lanes would read past its end).
+  check({{2, 2}, {2, 2}, {0, 0}, {0, 0}, "floor", "explicit"}, true, {2, 5, 14, 14});
+  check({{3, 3}, {1, 1}, {0, 0}, {0, 0}, "floor", "valid"}, true, {1, 3, 6, 13});
+  check({{1, 1}, {1, 1}, {0, 0}, {0, 0}, "floor", "explicit"}, true, {3, 2, 4, 1});
+  check({{2, 3}, {2, 2}, {0, 0}, {1, 0}, "ceil", "explicit"}, false, {2, 3, 9, 11});
+  if (variant == Variant::Global) {
+    CHECK(in_runs >= 6);
+    CHECK(narrow_runs >= 4);
+  }
 }
 
 TEST_CASE("graph float ops: AvgPool (local)", "[local]") {

@@ -163,8 +163,7 @@ void float_maxpool_over_wide_rows(Variant variant) {
                   << a.pads_begin[1] << "/" << a.pads_end[0] << "," << a.pads_end[1]);
     const std::vector<float> y = random_values(rng, s, {});
     MaxPool pool(rt, a, s);
-    // Runs on the Global variant for rows of 16 outputs or more.
-    const bool runs = variant == Variant::Global && pool.output_shape()[3] >= 16;
+    const bool runs = expect_pool_runs(variant, a, s);
     CHECK(std::string(pool.kernel()) == (runs ? "maxpool_f32_runs" : "maxpool_f32"));
     in_runs += runs;
     REQUIRE(same_bits(pool.run(y.data()), reference_maxpool(y.data(), s, a)));
@@ -172,6 +171,37 @@ void float_maxpool_over_wide_rows(Variant variant) {
   }
   REQUIRE(checked >= 20);
   if (variant == Variant::Global) REQUIRE(in_runs >= 10);
+}
+
+// Rows narrower than a run of 16 outputs whose windows lie inside the input row (strides 1 and 2, no left
+// pad): on the Global variant one run per row whose spare lanes read on into the next rows; the tensor's last
+// rows, whose spare lanes would read past its end, lane by lane. Values as above.
+void float_maxpool_over_narrow_rows(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  Rng rng(321);
+  int narrow_runs = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    PoolAttributes a;
+    a.kernel = {rng.uniform(1, 3), rng.uniform(1, 3)};
+    a.strides = {rng.uniform(1, 2), trial % 2 + 1};
+    a.pads_begin = {rng.uniform(0, a.kernel[0] - 1), 0};
+    a.pads_end = {rng.uniform(0, a.kernel[0] - 1), 0};
+    const int out_width = rng.uniform(1, 15);
+    const Shape s{rng.uniform(1, 3), rng.uniform(1, 5), rng.uniform(a.kernel[0], 9),
+                  (out_width - 1) * a.strides[1] + a.kernel[1] + rng.uniform(0, a.strides[1] - 1)};
+    INFO("trial " << trial << " shape " << to_string(s) << " kernel " << a.kernel[0] << "x" << a.kernel[1]
+                  << " strides " << a.strides[0] << "," << a.strides[1] << " pads " << a.pads_begin[0] << "/"
+                  << a.pads_end[0]);
+    const std::vector<float> y = random_values(rng, s, {});
+    MaxPool pool(rt, a, s);
+    REQUIRE(pool.output_shape()[3] == out_width);
+    const bool runs = expect_pool_runs(variant, a, s);
+    REQUIRE(runs == (variant == Variant::Global));
+    CHECK(std::string(pool.kernel()) == (runs ? "maxpool_f32_runs" : "maxpool_f32"));
+    narrow_runs += runs;
+    REQUIRE(same_bits(pool.run(y.data()), reference_maxpool(y.data(), s, a)));
+  }
+  if (variant == Variant::Global) REQUIRE(narrow_runs == 24);
 }
 
 // Strides and pads near INT_MAX: window corners beyond 32 bits (py * stride - pad) on either side of the
@@ -285,6 +315,8 @@ XNORCL_VARIANT_TEST("folded batch-norm thresholds on the device, equality and Na
 XNORCL_VARIANT_TEST("binary and float max-pool equal their references", "[layers]", maxpool_matches_reference)
 XNORCL_VARIANT_TEST("float max-pool over rows of several runs of 16 equals its reference", "[layers]",
                     float_maxpool_over_wide_rows)
+XNORCL_VARIANT_TEST("float max-pool over rows narrower than a run of 16 equals its reference", "[layers]",
+                    float_maxpool_over_narrow_rows)
 XNORCL_VARIANT_TEST("max-pools with strides and pads near INT_MAX equal their references", "[layers]",
                     maxpool_with_huge_attributes)
 XNORCL_VARIANT_TEST("binary fully-connected equals its reference, float and packed output", "[layers]",

@@ -11,6 +11,7 @@
 // at its old size (see oclgrind_runner.cpp). Leaves with std::_Exit, as the runner does.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -105,6 +106,20 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
                                {"exclude-pad", std::string("true")}}});
     failures += check_one_node(kept, rt, rng, pool, {1, 3, 5, 70}, 2e-5f,
                                to_string(variant) + ": average pool, stride " + std::to_string(stride));
+    // Rows narrower than a run (7 and 12 outputs, no pad).
+    Graph narrow;
+    narrow.nodes.push_back(Node{"pool",
+                                "AvgPool",
+                                {"x"},
+                                {"y"},
+                                {{"kernel", Ints{2, 2}},
+                                 {"strides", Ints{stride, stride}},
+                                 {"pads_begin", Ints{0, 0}},
+                                 {"pads_end", Ints{0, 0}},
+                                 {"exclude-pad", std::string("true")}}});
+    failures += check_one_node(
+        kept, rt, rng, narrow, {2, 3, 6, 13}, 2e-5f,
+        to_string(variant) + ": average pool over narrow rows, stride " + std::to_string(stride));
     const std::int64_t k = stride == 1 ? 3 : 7;
     Graph conv;
     std::vector<float> weights(static_cast<std::size_t>(9 * 3 * k * k));
@@ -326,26 +341,29 @@ int run(Variant variant, Kept& kept) {
 
   // Float max-pools over rows of several runs of 16 outputs (the Global variant's vector loads: stride 1
   // and 2, runs cut by the row's ends, a row's last run overlapping the one before it, inside the row at
-  // stride 2 and cut by its end at stride 1).
-  for (const int stride : {1, 2}) {
-    const Shape pool_in{1, 3, 5, 70};
+  // stride 2 and cut by its end at stride 1), and over rows narrower than a run (11 and 7 outputs, no pad:
+  // the spare lanes read on into the next rows, the tensor's last rows lane by lane).
+  for (const int stride : {1, 2, -1, -2}) {
+    const bool narrow = stride < 0;
+    const Shape pool_in = narrow ? Shape{2, 3, 4, stride == -1 ? 13 : 14} : Shape{1, 3, 5, 70};
     PoolAttributes pa;
-    pa.kernel = {3, 3};
-    pa.strides = {stride, stride};
-    pa.pads_begin = {1, 1};
-    pa.pads_end = {1, 1};
-    std::vector<float> values(static_cast<std::size_t>(pool_in[1] * pool_in[2] * pool_in[3]));
+    pa.kernel = {3, narrow && stride == -2 ? 2 : 3};
+    pa.strides = {std::abs(stride), std::abs(stride)};
+    pa.pads_begin = {1, narrow ? 0 : 1};
+    pa.pads_end = {1, narrow ? 0 : 1};
+    std::vector<float> values(static_cast<std::size_t>(pool_in[0] * pool_in[1] * pool_in[2] * pool_in[3]));
     for (float& v : values) v = static_cast<float>(rng.uniform(-8, 8)) * 0.25f;
     kept.pools.push_back(std::make_unique<MaxPool>(rt, pa, pool_in));
     MaxPool& pool = *kept.pools.back();
     const Shape pool_out = pool.output_shape();
-    const std::size_t n = static_cast<std::size_t>(pool_out[1] * pool_out[2] * pool_out[3]);
+    const std::size_t n = static_cast<std::size_t>(pool_out[0] * pool_out[1] * pool_out[2] * pool_out[3]);
     const cl::Buffer pool_y = scratch(kept, rt, n * 4);
     const std::vector<float> got =
         download<float>(rt, pool_y, n, pool.enqueue(upload(kept, rt, values), pool_y));
     const std::vector<float> want = reference_maxpool(values.data(), pool_in, pa);
     const bool pool_ok = got.size() == want.size() && std::memcmp(got.data(), want.data(), n * 4) == 0;
-    std::cout << to_string(variant) << ": float max-pool, stride " << stride << " (" << pool.kernel() << ") "
+    std::cout << to_string(variant) << ": float max-pool" << (narrow ? " over narrow rows" : "")
+              << ", stride " << std::abs(stride) << " (" << pool.kernel() << ") "
               << (pool_ok ? "bitwise equal" : "FAILED") << "\n";
     failures += pool_ok ? 0 : 1;
   }
