@@ -119,9 +119,6 @@ inline uint16 order_keys(uint16 u) {
   return select(k, (uint16)(0u), magnitude > 0x7f800000u);  // NaN
 }
 
-// The POOL_RUN values of one window tap for the run's lanes (columns first + j * stride_x of `line`) where the
-// run is cut by the row's ends or the stride is above 2, and which lanes have their column (valid: all bits
-// set).
 // Whether every tap of a run's windows loads as whole vectors: stride 1 or 2 and the windows of the run's
 // `lanes` outputs inside the row. A run of a row narrower than POOL_RUN has spare lanes whose loads read on
 // into the next rows (their maxima are not stored): allowed while those loads stay inside the tensor of
@@ -134,6 +131,9 @@ inline bool whole_vector_taps(const long ix0, const int KW, const int stride_x, 
   return lanes == POOL_RUN || last_read < (long)planes * H * W;
 }
 
+// The POOL_RUN values of one window tap for the run's lanes (columns first + j * stride_x of `line`) where the
+// run is cut by the row's ends or the stride is above 2, and which lanes have their column (valid: all bits
+// set).
 inline uint16 tap_run_at_edge(__global const uint* line, const long first, const int stride_x, const int W,
                               const int lanes, int16* valid) {
   uint values[POOL_RUN];
