@@ -618,11 +618,13 @@ typedef ulong8 word8_t;
 #else
 typedef uint8 word8_t;
 #endif
+// Sums of 8 popcounts, in the word's width as count_t (see there).
+typedef word8_t count8_t;
 // Lane-wise popcount built from scalar popcounts: PoCL's vector popcount works in 128-bit pieces, while its
 // compiler turns these eight scalar ones into one 512-bit popcount sequence.
-inline uint8 popcount8(const word8_t x) {
-  return (uint8)((uint)popcount(x.s0), (uint)popcount(x.s1), (uint)popcount(x.s2), (uint)popcount(x.s3),
-                 (uint)popcount(x.s4), (uint)popcount(x.s5), (uint)popcount(x.s6), (uint)popcount(x.s7));
+inline count8_t popcount8(const word8_t x) {
+  return (count8_t)(popcount(x.s0), popcount(x.s1), popcount(x.s2), popcount(x.s3), popcount(x.s4),
+                    popcount(x.s5), popcount(x.s6), popcount(x.s7));
 }
 // The rule of each of 8 G values g as an interval (lo, count): 1 where g - lo < count (unsigned), else 0.
 // The unsigned test is the borrow of d - count in 64 bits: as a compare, LLVM turns the compare-shift-or of
@@ -648,7 +650,7 @@ inline void or_column(__global const word_t* restrict filters, __global const wo
                       __global const uint* restrict keys, __global const uint* restrict modes,
                       __global const int* restrict int_lo, __global const uint* restrict int_count,
                       uint8* hit0, uint8* hit1, uint8* hit2, uint8* hit3, uint* bits) {
-  uint8 acc0 = 0u, acc1 = 0u, acc2 = 0u, acc3 = 0u;
+  count8_t acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
   __global const word_t* fp = filters + o0;
   __global const word_t* pp = patches + p;
   for (int w = 0; w < Kw; ++w) {
@@ -661,8 +663,8 @@ inline void or_column(__global const word_t* restrict filters, __global const wo
     pp += P_pad;
   }
   // G = K - 2 * popcounts, lanes of channels o0 + 8q .. o0 + 8q + 7.
-  const int8 g0 = K - 2 * as_int8(acc0), g1 = K - 2 * as_int8(acc1);
-  const int8 g2 = K - 2 * as_int8(acc2), g3 = K - 2 * as_int8(acc3);
+  const int8 g0 = K - 2 * convert_int8(acc0), g1 = K - 2 * convert_int8(acc1);
+  const int8 g2 = K - 2 * convert_int8(acc2), g3 = K - 2 * convert_int8(acc3);
   int border = 0, cls = 0;
   if (correct) border = border_class(fold, oy, ox, &cls);
   if (border) {
