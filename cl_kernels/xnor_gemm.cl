@@ -264,8 +264,9 @@ static inline void store_run(__global float* y, const count_t acc[TM][TN], const
 // uninitialized-value checker cannot execute).
 // The plain store (no pad fold): G for every column.
 inline void store_block(__global float* restrict y, const count_t acc[TM][TN], const int o_first,
-                        const int o_step, const int p_first, const int p_step, const int M, const int K, const int P,
-                        const int per_image, const int n0, const ulong OHW, const ulong row_offset) {
+                        const int o_step, const int p_first, const int p_step, const int M, const int K,
+                        const int P, const int per_image, const int n0, const ulong OHW,
+                        const ulong row_offset) {
 #pragma unroll
   for (int j = 0; j < TN; ++j) {
     const int p = p_first + j * p_step;
