@@ -525,36 +525,29 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     if (p < P) {
       int border = 0, cls = 0;
       if (correct) border = border_class(&fold, oy0 + ry, ox, &cls);
-      if (out_mode == 2) {
-#if FUSED_PACKS
+      // One body for every mode (mode 2 stores no float, the others may also pack): two copies of the
+      // unrolled TM x TN epilogue made PoCL's compile of the Local variant twice as long.
+      const ulong column = row_offset + (ulong)within;
 #pragma unroll
-        for (int i = 0; i < TM; ++i) {
-          const int o = o_first + i * o_step;
-          uint bit = 0u;
-          if (o < M)
-            bit = fused_rule_bit(folded(&fold, K - 2 * (int)acc[i][j], o, border, cls), keys[o], modes[o]);
-          flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
-        }
-#endif
-      } else {
-        const ulong column = row_offset + (ulong)within;
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-          const int o = o_first + i * o_step;
-          uint bit = 0u;
-          if (o < M) {
-            const float y_o = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
+      for (int i = 0; i < TM; ++i) {
+        const int o = o_first + i * o_step;
+        uint bit = 0u;
+        if (o < M) {
+          const float y_o = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
+          float stored = y_o;
+          if (out_mode != 2) {
             const float value = y_o < clamp_lo ? clamp_lo : (y_o > clamp_hi ? clamp_hi : y_o);
             const ulong index = ((ulong)(n0 + image) * (ulong)M + (ulong)o) * OHW + column;
             const float scaled = out_mode == 0 ? value : fma(scale[o], value, bias[o]);
-            const float stored = out_mode == 3 ? scaled + shortcut[index] : scaled;
+            stored = out_mode == 3 ? scaled + shortcut[index] : scaled;
             y[index] = stored;
-            if (also_packed) bit = fused_rule_bit(stored, keys[o], modes[o]);
           }
-#if FUSED_PACKS
-          if (also_packed) flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
-#endif
+          if (out_mode == 2 || also_packed) bit = fused_rule_bit(stored, keys[o], modes[o]);
         }
+#if FUSED_PACKS
+        if (out_mode == 2 || also_packed)
+          flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
+#endif
       }
     }
 #if LOCAL_VARIANT == 0
@@ -570,8 +563,11 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 #endif
   }
 #if FUSED_PACKS
+  // Unconditional, though only the packing modes need it: PoCL turns a barrier under a branch into copies of
+  // the kernel's tail, which tripled this kernel's compile time (a barrier that no work-item waits at costs
+  // a GPU almost nothing).
+  barrier(CLK_LOCAL_MEM_FENCE);
   if (out_mode == 2 || also_packed) {
-    barrier(CLK_LOCAL_MEM_FENCE);
     for (int index = lid1 * WG + lid0; index < TILE_N * FUSED_WORDS_PER_TILE; index += WG * WG) {
       const int col = index / FUSED_WORDS_PER_TILE;
       const int wi = index - col * FUSED_WORDS_PER_TILE;
