@@ -465,6 +465,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0u;
   }
+  const int packs = out_mode == 2 || also_packed;  // the values' bits go to words
   PAD_FOLD_FROM_ARGUMENTS(fold);
   const int lid0 = (int)get_local_id(0);
   const int lid1 = (int)get_local_id(1);
@@ -526,7 +527,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
       int border = 0, cls = 0;
       if (correct) border = border_class(&fold, oy0 + ry, ox, &cls);
       // One body for every mode (mode 2 stores no float, the others may also pack): two copies of the
-      // unrolled TM x TN epilogue made PoCL's compile of the Local variant twice as long.
+      // unrolled TM x TN epilogue took ~10% longer for PoCL to compile on the Local variant's large blocks.
       const ulong column = row_offset + (ulong)within;
 #pragma unroll
       for (int i = 0; i < TM; ++i) {
@@ -542,11 +543,10 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
             stored = out_mode == 3 ? scaled + shortcut[index] : scaled;
             y[index] = stored;
           }
-          if (out_mode == 2 || also_packed) bit = fused_rule_bit(stored, keys[o], modes[o]);
+          if (packs) bit = fused_rule_bit(stored, keys[o], modes[o]);
         }
 #if FUSED_PACKS
-        if (out_mode == 2 || also_packed)
-          flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
+        if (packs) flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
 #endif
       }
     }
@@ -564,10 +564,10 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   }
 #if FUSED_PACKS
   // Unconditional, though only the packing modes need it: PoCL turns a barrier under a branch into copies of
-  // the kernel's tail, which tripled this kernel's compile time (a barrier that no work-item waits at costs
-  // a GPU almost nothing).
+  // the kernel's tail, which made this kernel's compile up to 3x slower (a barrier that no work-item waits
+  // at costs a GPU almost nothing).
   barrier(CLK_LOCAL_MEM_FENCE);
-  if (out_mode == 2 || also_packed) {
+  if (packs) {
     for (int index = lid1 * WG + lid0; index < TILE_N * FUSED_WORDS_PER_TILE; index += WG * WG) {
       const int col = index / FUSED_WORDS_PER_TILE;
       const int wi = index - col * FUSED_WORDS_PER_TILE;
