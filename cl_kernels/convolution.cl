@@ -15,10 +15,14 @@
 // Work-item index: column block fastest, then output row, output channel block (of all groups), image.
 // Tiles of a row: output columns [col_lo, col_hi) (host-computed) have every column their tile loads inside
 // the row. Where that span holds a whole tile, the row's tiles cover exactly it, the last one shifted left to
-// overlap the one before it (its first columns computed again, not stored), and the row's first tile also
-// computes the columns outside it (edge_columns, 4 at a time). So no tile
-// takes the lane-by-lane edge path, which costs several times a tile on a CPU (a 7x7 stride-2 stem row of 14
-// tiles had 2 on it). A narrower row tiles from column 0, its tiles cut by the row's ends. Every path sums an
+// overlap the one before it (its first columns computed again, not stored), and the columns outside it are
+// computed 4 at a time by edge work-items (edge_columns), numbered after every tile's work-item in the same
+// order (edge block fastest). So no tile takes the lane-by-lane edge path, which costs several times a tile
+// on a CPU (a 7x7 stride-2 stem row of 14 tiles had 2 on it), and on a GPU at most one group of work-items
+// that run in lockstep mixes tiles with edge columns (a mixed group takes the time of both paths). The 7x7/2
+// stem on an H200: 0.108 ms with edge tiles on the lane-by-lane path, 0.128 ms with the row's first tile
+// computing the edge columns, 0.067 ms with edge work-items. A narrower row tiles from column 0, its tiles
+// cut by the row's ends. Every path sums an
 // output's taps in the same order (c, kh, kw; one fma each), so the tiling changes no bit (taps outside the
 // input add w * 0 on the edge path and are skipped by the column path: the same for finite weights).
 // convolution_1x1's last tile of a plane overlaps the one before it the same way.
@@ -159,13 +163,18 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
     __global const float* restrict bias, __global float* restrict y, const int Cg, const int H, const int W,
     const int Og, const int OH, const int OW, const int KH, const int KW, const int SH, const int SW,
     const int DH, const int DW, const int PH, const int PW, const int groups, const int group_blocks,
-    const int col_blocks, const int total, const int col_lo, const int col_hi, const int relu) {
+    const int col_blocks, const int tiles, const int edge_blocks, const int total, const int col_lo,
+    const int col_hi, const int relu) {
   const int idx = (int)get_global_id(0);
   if (idx >= total) return;
+  // Work-items [0, tiles) are tiles, col_blocks per row; the rest edge blocks, edge_blocks per row.
+  const int edge_item = idx >= tiles;
+  const int per_row = edge_item ? edge_blocks : col_blocks;
+  const int item = edge_item ? idx - tiles : idx;
   // Quotients and remainders written out (r = a - q*b): LLVM's div/rem pairing emits `freeze`, which
   // Oclgrind 21.10's uninitialized-value checker cannot execute.
-  const int rows = idx / col_blocks;
-  const int col = idx - rows * col_blocks;
+  const int rows = item / per_row;
+  const int col = item - rows * per_row;
   const int planes = rows / OH;  // n * groups * group_blocks + cb
   const int oh = rows - planes * OH;
   const int n = planes / (groups * group_blocks);
@@ -174,21 +183,21 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
   const int oi = (cb - g * group_blocks) * 8;  // first channel within the group
   const int O = groups * Og;
   const int o0 = g * Og + oi;
+  const int ih0 = oh * SH - PH;
+  __global const float* xg = x + (long)(n * groups + g) * Cg * H * W;
+  __global const float* wb = w + (long)cb * Cg * KH * KW * 8;
+  if (edge_item) {  // the columns beside the row's tiles, 4 from col * 4
+    const int edges = col_lo + OW - col_hi;
+    __global float* y_row = y + ((long)(n * O + o0) * OH + oh) * OW;
+    edge_columns(xg, wb, y_row, (long)OH * OW, scale + o0, bias + o0, Cg, H, W, KH, KW, SW, DH, DW, PW, ih0,
+                 col_lo, col_hi, col * 4, min(4, edges - col * 4), min(8, Og - oi), relu);
+    return;
+  }
   const int inside_tiles = col_hi - col_lo >= COLS;
   const int first = inside_tiles ? col_lo + col * COLS : col * COLS;  // the first column this tile stores
   const int ow0 = inside_tiles ? min(first, col_hi - COLS) : first;
   const int from = first - ow0;
-  const int ih0 = oh * SH - PH;
   const int iw0 = ow0 * SW - PW;
-  __global const float* xg = x + (long)(n * groups + g) * Cg * H * W;
-  __global const float* wb = w + (long)cb * Cg * KH * KW * 8;
-  if (inside_tiles && col == 0) {  // the row's first tile also computes the columns beside the tiles
-    const int edges = col_lo + OW - col_hi;
-    __global float* y_row = y + ((long)(n * O + o0) * OH + oh) * OW;
-    for (int e0 = 0; e0 < edges; e0 += 4)
-      edge_columns(xg, wb, y_row, (long)OH * OW, scale + o0, bias + o0, Cg, H, W, KH, KW, SW, DH, DW, PW, ih0,
-                   col_lo, col_hi, e0, min(4, edges - e0), min(8, Og - oi), relu);
-  }
   floatC a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f, a6 = 0.0f, a7 = 0.0f;
   // Whether a row's taps all lie inside the row is known before its loop: the common case then loads
   // without checks.

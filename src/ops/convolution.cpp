@@ -70,19 +70,22 @@ FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::A
     l.params = {i32(Cg), i32(H * W), i32(Og), i32(groups), i32(group_blocks), i32(col_blocks), i32(l.total)};
   } else {
     // Output columns [col_lo, col_hi) load only columns inside the row (a stride-2 tile loads one column past
-    // its last tap); where a whole tile fits in them, the kernel tiles just that span and the row's first
-    // work-item also computes the columns beside it.
+    // its last tap); where a whole tile fits in them, the kernel tiles just that span, and edge work-items
+    // after all the tiles compute the columns beside it, 4 each.
     const std::int64_t SW = a.strides[1], PW = g.pads_begin[1], past = SW == 2 ? 1 : 0;
     const std::int64_t col_lo = std::min(OW, (PW + SW - 1) / SW);
     const std::int64_t reach = W - 1 - past - (g.filter[3] - 1) * a.dilations[1] + PW;  // ow*SW <= reach
     const std::int64_t col_hi = reach < 0 ? 0 : std::min(OW, reach / SW + 1);
-    const std::int64_t span = col_hi - col_lo >= columns ? col_hi - col_lo : OW;
+    const bool inside_tiles = col_hi - col_lo >= columns;
+    const std::int64_t span = inside_tiles ? col_hi - col_lo : OW;
     const std::int64_t col_blocks = (span + columns - 1) / columns;
+    const std::int64_t edge_blocks = inside_tiles ? (col_lo + OW - col_hi + 3) / 4 : 0;
+    const std::int64_t rows = g.output[0] * groups * group_blocks * OH;
     l.kernel = "convolution";
-    l.total = static_cast<std::size_t>(g.output[0] * groups * group_blocks * OH * col_blocks);
+    l.total = static_cast<std::size_t>(rows * (col_blocks + edge_blocks));
     l.params = window;
-    l.params.insert(l.params.end(),
-                    {i32(group_blocks), i32(col_blocks), i32(l.total), i32(col_lo), i32(col_hi)});
+    l.params.insert(l.params.end(), {i32(group_blocks), i32(col_blocks), i32(rows * col_blocks),
+                                     i32(edge_blocks), i32(l.total), i32(col_lo), i32(col_hi)});
   }
   if (columns != detail::kFloatConvColumns) l.options = " -DCOLS=" + std::to_string(columns);
   l.description =
