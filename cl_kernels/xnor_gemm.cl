@@ -526,28 +526,38 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     if (p < P) {
       int border = 0, cls = 0;
       if (correct) border = border_class(&fold, oy0 + ry, ox, &cls);
-      // One body for every mode (mode 2 stores no float, the others may also pack): two copies of the
-      // unrolled TM x TN epilogue took ~10% longer for PoCL to compile on the Local variant's large blocks.
-      const ulong column = row_offset + (ulong)within;
+      // Two bodies, the packing-only mode apart: with one body for every mode Bi-Real Net-18's Local steps
+      // (shortcut and packing) ran 5-10% slower on an H200, though PoCL compiled that ~10% faster.
+      if (out_mode == 2) {
+#if FUSED_PACKS
 #pragma unroll
-      for (int i = 0; i < TM; ++i) {
-        const int o = o_first + i * o_step;
-        uint bit = 0u;
-        if (o < M) {
-          const float y_o = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
-          float stored = y_o;
-          if (out_mode != 2) {
+        for (int i = 0; i < TM; ++i) {
+          const int o = o_first + i * o_step;
+          uint bit = 0u;
+          if (o < M)
+            bit = fused_rule_bit(folded(&fold, K - 2 * (int)acc[i][j], o, border, cls), keys[o], modes[o]);
+          flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
+        }
+#endif
+      } else {
+        const ulong column = row_offset + (ulong)within;
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+          const int o = o_first + i * o_step;
+          uint bit = 0u;
+          if (o < M) {
+            const float y_o = folded(&fold, K - 2 * (int)acc[i][j], o, border, cls);
             const float value = y_o < clamp_lo ? clamp_lo : (y_o > clamp_hi ? clamp_hi : y_o);
             const ulong index = ((ulong)(n0 + image) * (ulong)M + (ulong)o) * OHW + column;
             const float scaled = out_mode == 0 ? value : fma(scale[o], value, bias[o]);
-            stored = out_mode == 3 ? scaled + shortcut[index] : scaled;
+            const float stored = out_mode == 3 ? scaled + shortcut[index] : scaled;
             y[index] = stored;
+            if (also_packed) bit = fused_rule_bit(stored, keys[o], modes[o]);
           }
-          if (packs) bit = fused_rule_bit(stored, keys[o], modes[o]);
-        }
 #if FUSED_PACKS
-        if (packs) flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
+          if (also_packed) flags[(lp_first + j * lp_step) * TILE_M + lo_first + i * lo_step] = (uchar)bit;
 #endif
+        }
       }
     }
 #if LOCAL_VARIANT == 0
