@@ -9,9 +9,10 @@
 // (a CPU's broadcast load; a GPU's uniform load), not taken out of a vector of 8: on PoCL that halved the
 // kernel's time.
 //
-// x [N][G*Cg][H][W], y [N][G*Og][OH][OW]. A 1x1 convolution with stride 1 and no padding runs
-// convolution_1x1: the same tiles along the whole plane (P = H*W pixels), without the window's loops and
-// bounds checks.
+// x [N][G*Cg][H][W], y [N][G*Og][OH][OW]. A 1x1 convolution without padding runs convolution_1x1: the same
+// tiles along the whole output plane (P = OH*OW positions), without the window's loops and bounds checks; at
+// a stride each tile finds its pixels' offsets once (a ResNet's 1x1/2 downsampling convolutions took 1.5-2
+// times as long on PoCL through the window's kernels, whose set-up per kernel row is paid per channel).
 // Work-item index: column block fastest, then output row, output channel block (of all groups), image.
 // Tiles of a row: output columns [col_lo, col_hi) (host-computed) have every column their tile loads inside
 // the row. Where that span holds a whole tile, the row's tiles cover exactly it, the last one shifted left to
@@ -359,10 +360,11 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
   LANE_STORE(5)
 }
 
-// Channels c0 .. Cg-1 of a pointwise tile: LOAD(xc) reads the tile's COLS pixels of one input channel.
+// Channels c0 .. Cg-1 of a pointwise tile: LOAD reads the tile's COLS pixels of input channel xc.
 #define POINTWISE_LOOP(LOAD)                                 \
   for (int c = 0; c < Cg; ++c) {                             \
-    const floatC xv = LOAD(xg + (long)c * P);                \
+    __global const float* xc = xg + (long)c * HW;            \
+    const floatC xv = LOAD;                                  \
     __global const float* wp = wb + c * 8;                   \
     TAP(0);                                                  \
     TAP(1);                                                  \
@@ -373,13 +375,19 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
     TAP(6);                                                  \
     TAP(7);                                                  \
   }
-#define WHOLE_TILE(xc) vloadC(0, (xc) + p0)
-#define PART_TILE(xc) row_run((xc), p0, 1, P)
+#define WHOLE_TILE vloadC(0, xc + p0)
+#define PART_TILE row_run(xc, p0, 1, P)
+// At a stride: the tile's pixels through their offsets (off[], found once per tile), or, for a tile inside
+// one output row at stride 2, every other value of one run of the input row.
+#define AT_OFFSET(i) xc[off[i]]
+#define GATHERED_TILE ROW_VALUES(AT_OFFSET)
+#define STRIDE2_TILE LOAD_STRIDE2(xc + off[0])
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1x1(
     __global const float* restrict x, __global const float* restrict w, __global const float* restrict scale,
     __global const float* restrict bias, __global float* restrict y, const int Cg, const int P, const int Og,
-    const int groups, const int group_blocks, const int col_blocks, const int total, const int relu) {
+    const int groups, const int group_blocks, const int col_blocks, const int total, const int HW, const int W,
+    const int out_width, const int SH, const int SW, const int relu) {
   const int idx = (int)get_global_id(0);
   if (idx >= total) return;
   const int planes = idx / col_blocks;  // quotients and remainders written out, as in convolution
@@ -393,14 +401,36 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1
   const int first = col * COLS;
   const int p0 = P >= COLS ? min(first, P - COLS) : first;  // the last tile overlaps the one before it
   const int from = first - p0;
-  __global const float* xg = x + (long)(n * groups + g) * Cg * P;
+  __global const float* xg = x + (long)(n * groups + g) * Cg * HW;
   __global const float* wb = w + (long)cb * Cg * 8;
 
   floatC a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f, a6 = 0.0f, a7 = 0.0f;
-  if (p0 + COLS <= P) {
-    POINTWISE_LOOP(WHOLE_TILE)
+  if (SH == 1 && SW == 1) {  // the plane's pixels are the input's, contiguous
+    if (p0 + COLS <= P) {
+      POINTWISE_LOOP(WHOLE_TILE)
+    } else {
+      POINTWISE_LOOP(PART_TILE)
+    }
   } else {
-    POINTWISE_LOOP(PART_TILE)
+    // Output position p reads input pixel (p / out_width) * SH * W + (p % out_width) * SW; positions past P
+    // (a plane narrower than a tile) read pixel 0 and are not stored.
+    int off[COLS];
+    const int oy0 = p0 / out_width;
+    const int ox0 = p0 - oy0 * out_width;
+    int oy = oy0, ox = ox0;
+#pragma unroll
+    for (int i = 0; i < COLS; ++i) {
+      off[i] = p0 + i < P ? oy * SH * W + ox * SW : 0;
+      if (++ox == out_width) {
+        ox = 0;
+        ++oy;
+      }
+    }
+    if (SW == 2 && ox0 + COLS <= out_width && 2 * (ox0 + COLS) <= W) {
+      POINTWISE_LOOP(STRIDE2_TILE)
+    } else {
+      POINTWISE_LOOP(GATHERED_TILE)
+    }
   }
   const int oh = 0, OH = 1, ow0 = p0, OW = P;
   STORE(0);

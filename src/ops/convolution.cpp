@@ -63,11 +63,12 @@ FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::A
   }
   const std::int64_t group_blocks = (Og + 7) / 8;
   l.weights = blocked_weights(w, O, Og, Cg * taps, 8);
-  if (is_pointwise(g, a)) {  // tiles of `columns` pixels along the whole plane, across row ends
-    const std::int64_t col_blocks = (H * W + columns - 1) / columns;
+  if (is_pointwise(g)) {  // tiles of `columns` positions along the whole output plane, across row ends
+    const std::int64_t col_blocks = (OH * OW + columns - 1) / columns;
     l.kernel = "convolution_1x1";
     l.total = static_cast<std::size_t>(g.output[0] * groups * group_blocks * col_blocks);
-    l.params = {i32(Cg), i32(H * W), i32(Og), i32(groups), i32(group_blocks), i32(col_blocks), i32(l.total)};
+    l.params = {i32(Cg),      i32(OH * OW), i32(Og), i32(groups), i32(group_blocks), i32(col_blocks),
+                i32(l.total), i32(H * W),   i32(W),  i32(OW),     a.strides[0],      a.strides[1]};
   } else {
     // Output columns [col_lo, col_hi) load only columns inside the row (a stride-2 tile loads one column past
     // its last tap); where a whole tile fits in them, the kernel tiles just that span, and edge work-items

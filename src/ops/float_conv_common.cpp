@@ -240,9 +240,9 @@ std::string convolution_class(const ConvGeometry& g, const BinaryConvolution::At
          std::to_string(groups);
 }
 
-bool is_pointwise(const ConvGeometry& g, const BinaryConvolution::Attributes& a) {
-  return g.filter[2] == 1 && g.filter[3] == 1 && a.strides[0] == 1 && a.strides[1] == 1 &&
-         g.pads_begin[0] == 0 && g.pads_begin[1] == 0 && g.pads_end[0] == 0 && g.pads_end[1] == 0;
+bool is_pointwise(const ConvGeometry& g) {
+  return g.filter[2] == 1 && g.filter[3] == 1 && g.pads_begin[0] == 0 && g.pads_begin[1] == 0 &&
+         g.pads_end[0] == 0 && g.pads_end[1] == 0;
 }
 
 // The convolution's configuration: "cols=C wg=W" (tiles of 8 channels x C columns) or "lanes=6 wg=W" (16
@@ -277,7 +277,7 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
     const bool shape = l ? !c && *l == detail::kFloatConvLaneColumns : c && (*c == 8 || *c == 16);
     return shape && detail::linear_work_group_fits(work_group_of(config), cap);
   };
-  const std::string default_config = detail::float_conv_lanes_by_default(s->profile, is_pointwise(g, a))
+  const std::string default_config = detail::float_conv_lanes_by_default(s->profile, is_pointwise(g))
                                          ? lanes(base_wg)
                                          : tiles(detail::kFloatConvColumns, base_wg);
   const auto launch_of = [&](const std::string& config) {

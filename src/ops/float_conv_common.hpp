@@ -60,8 +60,9 @@ struct FloatLaunch {
   std::size_t work_group = 0;  // the local size (a tuned configuration), or 0: the runtime program's
   std::optional<detail::TuningPoint> tuning;
 };
-// A 1x1 window at stride 1 without pads: convolution.cl's pointwise kernel, tiles along the whole plane.
-bool is_pointwise(const ConvGeometry& g, const BinaryConvolution::Attributes& a);
+// A 1x1 window without pads, at any stride: convolution.cl's pointwise kernel, tiles along the whole output
+// plane.
+bool is_pointwise(const ConvGeometry& g);
 // The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w
 // [O, Cg, KH, KW] (O = groups * Og): tiles of 8 channels x `columns` (8 or 16), or with `lanes` 16 channels
 // in vector lanes x `columns` (detail::kFloatConvLaneColumns).

@@ -94,7 +94,7 @@ std::vector<int> float_conv_column_candidates(TuneSearch search);
 // with 16 output channels in vector lanes: 6 float16 accumulators and the loaded weights fill AVX2's 16
 // vector registers.
 constexpr int kFloatConvLaneColumns = 6;
-// Whether a float convolution with a window (not the pointwise kernel's 1x1 stride-1 shapes) runs
+// Whether a float convolution with a window (not the pointwise kernel's 1x1 shapes without pads) runs
 // convolution_lanes by default: on CPU devices, whose compilers vectorize what a kernel body spells as
 // vectors (PoCL, AVX2: the 7x7/2 stem about 20% faster than 8x8 tiles, 3x3 layers 1.3x at 64x56x56 to 2.5x
 // at 512x7x7). GPUs keep the tiles: 96 float accumulators per work-item would cost them occupancy.

@@ -163,6 +163,19 @@ void network_shapes(Variant variant) {
   CHECK_THAT(Model(rt, pointwise.graph).plan().steps[0].description,
              Catch::Matchers::Contains("convolution_1x1"));
   check_case(rt, conv("Convolution", {1, 24, 14, 14}, {48, 24, 1, 1}, {{"strides", V{2, 2}}}));
+  // 1x1 windows without pads at a stride run the pointwise kernel too: at stride 2 a tile inside one output
+  // row reads one run of the input row, the others (across row ends, other strides) gather their pixels;
+  // odd and even widths, planes narrower than a tile, groups.
+  for (const V& s : {V{2, 2}, V{1, 2}, V{2, 1}, V{3, 2}, V{2, 3}}) {
+    for (const std::int64_t W : {7, 14, 28, 9, 50}) {
+      const Case c = conv("Convolution", {2, 13, 11, W}, {19, 13, 1, 1}, {{"strides", s}});
+      check_case(rt, c);
+      CHECK_THAT(Model(rt, c.graph).plan().steps[0].description,
+                 Catch::Matchers::Contains("convolution_1x1"));
+    }
+  }
+  check_case(rt, conv("Convolution", {1, 5, 3, 3}, {7, 5, 1, 1}, {{"strides", V{2, 2}}}));
+  check_case(rt, conv("GroupConvolution", {1, 12, 9, 30}, {3, 5, 4, 1, 1}, {{"strides", V{2, 2}}}));
   const Attributes dw_s2 = {{"strides", V{2, 2}}, {"pads_begin", V{1, 1}}, {"pads_end", V{1, 1}}};
   const Case depthwise = conv("GroupConvolution", {2, 37, 15, 16}, {37, 1, 1, 3, 3}, dw_s2);
   check_case(rt, depthwise);

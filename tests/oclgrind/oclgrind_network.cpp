@@ -154,6 +154,19 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       }
     }
   }
+  // 1x1 convolutions at stride 2 (the pointwise kernel): tiles inside one output row read one run of the
+  // input row (80 columns), the others gather their pixels (7-wide output rows: tiles across row ends; a
+  // 3x3 output: a plane narrower than a tile). Exact, as the convolutions above.
+  for (const Dims& dims : {Dims{1, 3, 9, 80}, Dims{2, 3, 14, 14}, Dims{1, 3, 5, 5}}) {
+    Graph pointwise;
+    std::vector<float> weights(9 * 3);
+    for (float& v : weights) v = static_cast<float>(rng.uniform(-4, 4)) * 0.125f;
+    pointwise.constants["w"] = Constant::f32({9, 3, 1, 1}, weights);
+    pointwise.nodes.push_back(
+        Node{"conv", "Convolution", {"x", "w"}, {"y"}, {{"strides", Ints{2, 2}}, {"dilations", Ints{1, 1}}}});
+    failures += check_one_node(kept, rt, rng, pointwise, dims, 0.0f,
+                               to_string(variant) + ": 1x1 convolution at stride 2 on " + to_string(dims));
+  }
   // A binary convolution whose batch-norm and residual Add run in its epilogue (pad_value 0: the pad fold),
   // on 20-wide rows (the Global variant's blocks of 4 columns lie in one row) and 17-wide ones (blocks
   // across rows and, at 102 positions per image, across images: the general store). Exact: integer sums,
