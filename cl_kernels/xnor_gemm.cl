@@ -7,8 +7,10 @@
 // im2col_pack.cl); this kernel only needs bits beyond K (tails) to be zero in both, so they xor to 0.
 //
 // Reads:
-//   filters   k-major packed filter matrix filters[w * M_pad + o] (word), packed once on the host in the layer's
-//             K order; tail bits and rows o >= M (= C_OUT) up to M_pad (a multiple of the tile's rows) are 0.
+//   filters   k-major packed filter matrix filters[w * filter_row + o] (word), packed once on the host in the
+//             layer's K order; tail bits and rows o >= M (= C_OUT) up to M_pad (a multiple of the tile's rows)
+//             are 0. filter_row >= M_pad is an odd number of 64-byte lines where M_pad is an even one, so that
+//             a work-item's lines of successive words do not all fall into one set of a CPU's cache.
 //   patches   k-major packed patch matrix patches[w * P_pad + p] (word) written by im2col_pack.cl in the same bit
 //             order; columns p >= P up to P_pad (a multiple of the tile's columns) are 0.
 //   k-major rows make the loads of adjacent work-items contiguous.
@@ -116,7 +118,7 @@ typedef word_t count_t;
     LOAD_FILTER_WORDS(a_, fp)              \
     LOAD_PATCH_WORDS(b_, pp)               \
     XOR_POPCOUNT_BLOCK(a_, b_)             \
-    fp += M_pad;                           \
+    fp += filter_row;                           \
     pp += P_pad;                           \
   }
 
@@ -130,7 +132,7 @@ typedef word_t count_t;
       const int kk = index / TILE_M;                                                                  \
       const int col = index - kk * TILE_M;                                                            \
       const int w = kb + kk;                                                                          \
-      As[kk][col] = w < Kw ? filters[(ulong)w * (ulong)M_pad + (ulong)(group_o0 + col)] : 0;          \
+      As[kk][col] = w < Kw ? filters[(ulong)w * (ulong)filter_row + (ulong)(group_o0 + col)] : 0;          \
     }                                                                                                 \
     for (int index = (linear_id); index < KT * TILE_N; index += WG * WG) {                            \
       const int kk = index / TILE_N;                                                                  \
@@ -315,7 +317,7 @@ inline void store_block_folded(__global float* restrict y, const count_t acc[TM]
 
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
     __global const word_t* restrict filters, __global const word_t* restrict patches, __global float* restrict y,
-    const int M, const int M_pad, const int Kw, const int K, const int P, const int P_pad, const int per_image,
+    const int M, const int filter_row, const int Kw, const int K, const int P, const int P_pad, const int per_image,
     const int n0, const ulong OHW, const ulong row_offset, const int correct, const float v,
     __global const int* restrict s_table, const int OW, const int oy0, const int oy_lo, const int oy_hi,
     const int ox_lo, const int ox_hi, const int row_classes, const int column_classes) {
@@ -448,7 +450,7 @@ static inline void store_run_fused(__global float* y, const count_t acc[TM][TN],
 
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     __global const word_t* restrict filters, __global const word_t* restrict patches, __global float* restrict y,
-    __global uint* restrict words, const int M, const int M_pad, const int Kw, const int K, const int P,
+    __global uint* restrict words, const int M, const int filter_row, const int Kw, const int K, const int P,
     const int P_pad, const int per_image, const int n0, const ulong OHW, const ulong row_offset,
     const int correct, const float v, __global const int* restrict s_table, const int OW, const int oy0,
     const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
@@ -652,7 +654,7 @@ inline uint lanes_to_bits8(const uint8 hit) {
 // o0 + 8q .. o0 + 8q + 7 in hit[q] (turned into bits once, after a pooling window's last position), border
 // positions as bits in *bits.
 inline void or_column(__global const word_t* restrict filters, __global const word_t* restrict patches,
-                      const int p, const int o0, const int M, const int M_pad, const int Kw, const int K,
+                      const int p, const int o0, const int M, const int filter_row, const int Kw, const int K,
                       const int P_pad, const int correct, const int oy, const int ox, const pad_fold* fold,
                       __global const uint* restrict keys, __global const uint* restrict modes,
                       __global const int* restrict int_lo, __global const uint* restrict int_count,
@@ -666,7 +668,7 @@ inline void or_column(__global const word_t* restrict filters, __global const wo
     acc1 += popcount8(vload8(1, fp) ^ b);
     acc2 += popcount8(vload8(2, fp) ^ b);
     acc3 += popcount8(vload8(3, fp) ^ b);
-    fp += M_pad;
+    fp += filter_row;
     pp += P_pad;
   }
   // G = K - 2 * popcounts, lanes of channels o0 + 8q .. o0 + 8q + 7.
@@ -698,7 +700,7 @@ inline void or_column(__global const word_t* restrict filters, __global const wo
 
 __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bits(
     __global const word_t* restrict filters, __global const word_t* restrict patches,
-    __global uint* restrict words, const int M, const int M_pad, const int Kw, const int K, const int P,
+    __global uint* restrict words, const int M, const int filter_row, const int Kw, const int K, const int P,
     const int P_pad, const int per_image, const int n0, const ulong OHW, const ulong row_offset,
     const int correct, const float v, __global const int* restrict s_table, const int OW, const int oy0,
     const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
@@ -723,7 +725,7 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
       ry = within / OW;
       ox = within - ry * OW;
     }
-    or_column(filters, patches, p, o0, M, M_pad, Kw, K, P_pad, correct, oy0 + ry, ox, &fold, keys, modes,
+    or_column(filters, patches, p, o0, M, filter_row, Kw, K, P_pad, correct, oy0 + ry, ox, &fold, keys, modes,
               int_lo, int_count, &hit0, &hit1, &hit2, &hit3, &bits);
     const ulong pixel = (ulong)(n0 + image) * OHW + row_offset + (ulong)within;
     words[pixel * (ulong)Cw_out + (ulong)word] = bits | lanes_to_bits8(hit0) | lanes_to_bits8(hit1) << 8 |
@@ -751,7 +753,7 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
   const int chunk_end = oy0 + per_image / OW;
   for (int oy = max(y_lo, oy0); oy < min(y_hi, chunk_end); ++oy) {
     for (int ox = x_lo; ox < x_hi; ++ox) {
-      or_column(filters, patches, image * per_image + (oy - oy0) * OW + ox, o0, M, M_pad, Kw, K, P_pad,
+      or_column(filters, patches, image * per_image + (oy - oy0) * OW + ox, o0, M, filter_row, Kw, K, P_pad,
                 correct, oy, ox, &fold, keys, modes, int_lo, int_count, &hit0, &hit1, &hit2, &hit3, &bits);
     }
   }

@@ -64,14 +64,15 @@ TEST_CASE("filter layout: every bit of every word from the Filter's bits, in eac
     const int M_pad = static_cast<int>(detail::round_up(d.C_OUT, rng.pick(std::vector<int>{1, 8, 32, 64})));
     INFO(c.text << ", M_pad " << M_pad);
     ++layouts[d.unit_packed ? 3 : d.channel_packed ? 2 : d.bit_rows ? 1 : 0];
+    const int row = detail::filter_row_words(M_pad, d.word_bits);
     const std::vector<unsigned char> image = detail::filter_image(c.filter, d, M_pad, ~std::uint64_t(0));
-    REQUIRE(image.size() == std::size_t(d.Kw) * std::size_t(M_pad) * std::size_t(d.word_bits / 8));
+    REQUIRE(image.size() == std::size_t(d.Kw) * std::size_t(row) * std::size_t(d.word_bits / 8));
     // Compared in one check per layer, naming the first wrong bit.
     int ones = 0;
     std::string first_wrong;
     for (int w = 0; w < d.Kw && first_wrong.empty(); ++w) {
-      for (int o = 0; o < M_pad && first_wrong.empty(); ++o) {
-        const std::uint64_t word = word_at(image, d, std::size_t(w) * M_pad + o);
+      for (int o = 0; o < row && first_wrong.empty(); ++o) {
+        const std::uint64_t word = word_at(image, d, std::size_t(w) * row + o);
         for (int j = 0; j < d.word_bits; ++j) {
           const bool want = o < d.C_OUT && expected_bit(c.filter, d, o, w, j);
           ones += want;
@@ -90,6 +91,18 @@ TEST_CASE("filter layout: every bit of every word from the Filter's bits, in eac
     REQUIRE(ones == filter_ones);
   }
   for (int count : layouts) CHECK(count > 10);
+}
+
+TEST_CASE("filter layout: rows of an even number of 64-byte lines get one line more", "[filter_layout]") {
+  struct Row {
+    int M_pad, word_bits, words;
+  };
+  for (const Row r :
+       {Row{512, 64, 520}, Row{512, 32, 528}, Row{64, 64, 72}, Row{64, 32, 80}, Row{8, 64, 8},
+        Row{16, 32, 16}, Row{24, 64, 24}, Row{4, 64, 4}, Row{48, 32, 48}, Row{32, 64, 40}, Row{40, 64, 40}}) {
+    INFO("M_pad " << r.M_pad << ", " << r.word_bits << "-bit words");
+    CHECK(detail::filter_row_words(r.M_pad, r.word_bits) == r.words);
+  }
 }
 
 TEST_CASE("filter layout: a packed filter beyond the allocation limit is refused with its numbers",

@@ -31,9 +31,16 @@ void word_and_bit(const LayerDims& d, int k, std::size_t& w, int& bit) {
 
 }  // namespace
 
+int filter_row_words(int M_pad, int word_bits) {
+  const int line_words = 512 / word_bits;
+  const int lines = (M_pad + line_words - 1) / line_words;
+  return lines % 2 == 0 ? M_pad + line_words : M_pad;
+}
+
 std::vector<unsigned char> filter_image(const Filter& filter, const LayerDims& d, int M_pad,
                                         std::uint64_t max_alloc) {
-  const std::uint64_t filter_words = std::uint64_t(d.Kw) * std::uint64_t(M_pad);
+  const int row = filter_row_words(M_pad, d.word_bits);
+  const std::uint64_t filter_words = std::uint64_t(d.Kw) * std::uint64_t(row);
   const std::uint64_t filter_bytes = filter_words * d.word_bytes();
   if (filter_bytes > max_alloc) {
     throw Error("the packed filter " + xnorcl::to_string(filter.shape()) + " needs " +
@@ -48,7 +55,7 @@ std::vector<unsigned char> filter_image(const Filter& filter, const LayerDims& d
       std::size_t w;
       int bit;
       word_and_bit(d, k, w, bit);
-      words[w * M_pad + o] |= std::uint64_t(1) << bit;
+      words[w * row + o] |= std::uint64_t(1) << bit;
     }
   }
   std::vector<unsigned char> image(static_cast<std::size_t>(filter_bytes));

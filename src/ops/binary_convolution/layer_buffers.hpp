@@ -25,7 +25,7 @@ struct LayerTables {
 };
 
 struct LayerBuffers {
-  cl::Buffer filters;         // [Kw][M_pad] words
+  cl::Buffer filters;         // [Kw][filter_row_words(M_pad)] words
   cl::Buffer wsum;            // [C_OUT][row_classes][column_classes] int S tables (only with the pad fold)
   cl::Buffer threshold_keys;  // [C_IN] uint
   cl::Buffer patches;         // [Kw][largest P_pad] words

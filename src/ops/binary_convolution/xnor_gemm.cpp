@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ops/binary_convolution/filter_layout.hpp"
 #include "runtime/cl_call.hpp"
 #include "runtime/launch.hpp"
 
@@ -118,7 +119,8 @@ cl::Event XnorGemmLauncher::enqueue(const cl::CommandQueue& queue, const cl::Buf
         kernel_.setArg(i++, filters);
         kernel_.setArg(i++, patches);
         kernel_.setArg(i++, output);
-        for (int v : {d.C_OUT, M_pad, d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
+        for (int v :
+             {d.C_OUT, filter_row_words(M_pad, d.word_bits), d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
           kernel_.setArg(i++, static_cast<cl_int>(v));
         }
         kernel_.setArg(i++, static_cast<cl_ulong>(d.output_plane()));
@@ -157,7 +159,8 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
         // gets one the kernel never writes (the filters).
         fused_.setArg(i++, e.mode == 2 ? filters : output);
         fused_.setArg(i++, e.mode == 2 ? output : e.also_packed ? e.bits : filters);
-        for (int v : {d.C_OUT, M_pad, d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
+        for (int v :
+             {d.C_OUT, filter_row_words(M_pad, d.word_bits), d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
           fused_.setArg(i++, static_cast<cl_int>(v));
         }
         fused_.setArg(i++, static_cast<cl_ulong>(d.output_plane()));
@@ -238,7 +241,8 @@ cl::Event XnorGemmLauncher::enqueue_packed(const cl::CommandQueue& queue, const 
         packed_.setArg(i++, filters);
         packed_.setArg(i++, patches);
         packed_.setArg(i++, output);
-        for (int v : {d.C_OUT, M_pad, d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
+        for (int v :
+             {d.C_OUT, filter_row_words(M_pad, d.word_bits), d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
           packed_.setArg(i++, static_cast<cl_int>(v));
         }
         packed_.setArg(i++, static_cast<cl_ulong>(d.output_plane()));

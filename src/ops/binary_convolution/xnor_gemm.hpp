@@ -76,7 +76,8 @@ class XnorGemmLauncher {
   int tile_n() const { return config_.tile_n(); }
   const GemmConfig& config() const { return config_; }
   Plan::Launch launch(int M_pad, const Chunk& c) const;
-  // filters: [Kw][M_pad]; patches: [Kw][c.P_pad]; output: float NCHW of the buffer's batches.
+  // filters: [Kw][filter_row_words(M_pad)] (filter_layout.hpp); patches: [Kw][c.P_pad]; output: float NCHW of
+  // the buffer's batches.
   cl::Event enqueue(const cl::CommandQueue& queue, const cl::Buffer& filters, const cl::Buffer& patches,
                     const cl::Buffer& output, const LayerDims& d, int M_pad, const Chunk& c,
                     const PadFold& fold, const cl::Buffer& sat, const std::vector<cl::Event>* wait);
