@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <string>
 
 #include "conv_case.hpp"
 #include "device_checks.hpp"
@@ -341,6 +343,33 @@ TEST_CASE("tuning: tune() stores results that a new Runtime uses", "[tuning]") {
   for (const GraphPlan::Step& s : defaults.plan().steps) {
     INFO(s.node << ": " << s.tuning);
     if (!s.tuning.empty()) CHECK(s.tuning.rfind("default ", 0) == 0);
+  }
+}
+
+// Each class's candidate 0, the one it keeps where nothing beats it, is the configuration its steps run
+// untuned: on a CPU device the float convolutions default to their lanes kernel, which their candidate list
+// does not put first.
+TEST_CASE("tuning: a class's default is what its steps run untuned", "[tuning]") {
+  TempDir dir;
+  const std::string file = dir.file("tuning.txt");
+  const Graph g = bireal18(small_network());
+  std::map<std::string, std::string> untuned;  // node -> its plan's tuning text
+  {
+    Runtime ignoring = runtime_with(Variant::Global, TuningMode::Ignore, file);
+    const Model m(ignoring, g);
+    for (const GraphPlan::Step& s : m.plan().steps) untuned[s.node] = s.tuning;
+  }
+  Runtime rt = runtime_with(Variant::Global, TuningMode::Use, file);
+  TuneOptions o;
+  o.search = TuneSearch::Fast;
+  o.repetitions = 1;
+  const TuneReport r = tune(rt, g, o);
+  REQUIRE(r.classes.size() >= 5);
+  for (const TunedStep& t : r.classes) {
+    for (const std::string& node : t.steps) {
+      INFO(t.shape_class << ", step " << node << ": " << untuned.at(node));
+      CHECK(untuned.at(node).find("default " + t.default_config) != std::string::npos);
+    }
   }
 }
 
