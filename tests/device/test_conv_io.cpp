@@ -307,6 +307,12 @@ std::vector<ConvCase> named_cases() {
       named_case(4, {2, 70, 8, 8}, {33, 70, 3, 2}, {1, 2}, {2, 1}, {2, 1}, {0, 2}, 1.0f, false, true),
       named_case(5, {2, 3, 12, 11}, {65, 3, 5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, -0.25f, true, false),
       named_case(6, {1, 64, 6, 7}, {32, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0.1f, false, false),
+      // Rows wider than a packing run of 16 columns, an even number of channel words (64-bit words read a
+      // tap's two channel words in one load): adjacent words at stride 1; every second word (100 and 128
+      // channels: 4 channel words per pixel), at stride 2 and with a dilation; tail channels.
+      named_case(7, {1, 64, 5, 40}, {16, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0.0f, false, false),
+      named_case(8, {2, 100, 4, 45}, {20, 100, 3, 3}, {1, 2}, {1, 1}, {1, 1}, {0, 1}, -1.0f, false, true),
+      named_case(9, {1, 128, 3, 38}, {8, 128, 1, 3}, {1, 1}, {1, 2}, {0, 2}, {0, 1}, 0.5f, false, false),
   };
 }
 
