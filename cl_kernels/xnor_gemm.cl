@@ -653,12 +653,12 @@ inline uint lanes_to_bits8(const uint8 hit) {
 // (read only under the pad fold), into the accumulators: interior positions as 0/1 lanes of channels
 // o0 + 8q .. o0 + 8q + 7 in hit[q] (turned into bits once, after a pooling window's last position), border
 // positions as bits in *bits.
-inline void or_column(__global const word_t* restrict filters, __global const word_t* restrict patches,
-                      const int p, const int o0, const int M, const int filter_row, const int Kw, const int K,
-                      const int P_pad, const int correct, const int oy, const int ox, const pad_fold* fold,
-                      __global const uint* restrict keys, __global const uint* restrict modes,
-                      __global const int* restrict int_lo, __global const uint* restrict int_count,
-                      uint8* hit0, uint8* hit1, uint8* hit2, uint8* hit3, uint* bits) {
+static inline __attribute__((always_inline)) void or_column(
+    __global const word_t* filters, __global const word_t* patches, const int p, const int o0, const int M,
+    const int filter_row, const int Kw, const int K, const int P_pad, const int correct, const int oy,
+    const int ox, const pad_fold* fold, __global const uint* keys, __global const uint* modes,
+    __global const int* int_lo, __global const uint* int_count, uint8* hit0, uint8* hit1, uint8* hit2,
+    uint8* hit3, uint* bits) {
   count8_t acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
   __global const word_t* fp = filters + o0;
   __global const word_t* pp = patches + p;
