@@ -12,7 +12,9 @@
 // x [N][G*Cg][H][W], y [N][G*Og][OH][OW]. A 1x1 convolution without padding runs convolution_1x1: the same
 // tiles along the whole output plane (P = OH*OW positions), without the window's loops and bounds checks; at
 // a stride each tile finds its pixels' offsets once (a ResNet's 1x1/2 downsampling convolutions took 1.5-2
-// times as long on PoCL through the window's kernels, whose set-up per kernel row is paid per channel).
+// times as long on PoCL through the window's kernels, whose set-up per kernel row is paid per channel). CPU
+// devices run both kinds with 16 output channels in vector lanes by default (convolution_lanes,
+// convolution_1x1_lanes below).
 // Work-item index: column block fastest, then output row, output channel block (of all groups), image.
 // Tiles of a row: output columns [col_lo, col_hi) (host-computed) have every column their tile loads inside
 // the row. Where that span holds a whole tile, the row's tiles cover exactly it, the last one shifted left to
@@ -267,6 +269,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
     if (relu) v = select((float16)(0.0f), v, v > (float16)(0.0f));           \
     vstore16(v, 0, t[j]);                                                    \
   }
+// Column j of a block of convolution_1x1_lanes, where it is the block's to store (from <= j < count).
+#define POINTWISE_LANE_STORE(j) \
+  if (j >= from) LANE_STORE(j)
 #define LANE_STORE(j)                                                        \
   if (j < count) {                                                           \
     float t[16];                                                             \
@@ -358,6 +363,90 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
   LANE_STORE(3)
   LANE_STORE(4)
   LANE_STORE(5)
+}
+
+// ---- convolution_1x1_lanes: pointwise convolutions on CPU devices, 16 output channels as vector lanes
+// Each work-item computes 16 output channels of one group x LANE_COLS consecutive positions of the output
+// plane (P = OH*OW, across row ends; the plane's last block overlaps the one before it, as convolution_1x1's
+// last tile). Each position's input pixel offset is found once; per input channel one load of the 16
+// channels' weights (the lanes' weight layout, [G][ceil(Og/16)][Cg][16]) and one broadcast value per position
+// feed LANE_COLS FMAs of 16 lanes: no gathers at a stride, no shuffles. On PoCL (AVX2) the 8x8 tiles gathered
+// 8 scalars per channel wherever a tile crossed a row end or took every other pixel (a ResNet's 1x1/2
+// shortcuts at 7x7 and 14x14 outputs). The same sums in the same order (c), so the same results.
+#define POINTWISE_LANE_TAP(j) a##j = fma(wv, (float16)(xc[off##j]), a##j)
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1x1_lanes(
+    __global const float* restrict x, __global const float* restrict w, __global const float* restrict scale,
+    __global const float* restrict bias, __global float* restrict y, const int Cg, const int P, const int Og,
+    const int groups, const int lane_blocks, const int col_blocks, const int total, const int HW, const int W,
+    const int out_width, const int SH, const int SW, const int relu) {
+  const int idx = (int)get_global_id(0);
+  if (idx >= total) return;
+  const int planes = idx / col_blocks;  // quotients and remainders written out, as in convolution
+  const int col = idx - planes * col_blocks;
+  const int n = planes / (groups * lane_blocks);
+  const int cb = planes - n * (groups * lane_blocks);
+  const int g = cb / lane_blocks;
+  const int oi = (cb - g * lane_blocks) * 16;
+  const int o0 = g * Og + oi;
+  const int channels = min(16, Og - oi);
+  const int first = col * LANE_COLS;
+  const int p0 = P >= LANE_COLS ? min(first, P - LANE_COLS) : first;
+  const int from = first - p0;  // positions before it belong to the block before (computed again, not stored)
+  const int count = min(LANE_COLS, P - p0);
+  // Position p reads input pixel (p / out_width) * SH * W + (p % out_width) * SW; positions past P read
+  // pixel 0 and are not stored.
+  int off[LANE_COLS];
+  int oy = p0 / out_width;
+  int ox = p0 - oy * out_width;
+#pragma unroll
+  for (int j = 0; j < LANE_COLS; ++j) {
+    off[j] = j < count ? oy * SH * W + ox * SW : 0;
+    if (++ox == out_width) {
+      ox = 0;
+      ++oy;
+    }
+  }
+  const int off0 = off[0], off1 = off[1], off2 = off[2], off3 = off[3], off4 = off[4], off5 = off[5];
+  __global const float* xc = x + (long)(n * groups + g) * Cg * HW;
+  __global const float* wp = w + (long)cb * Cg * 16;
+  float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f;
+  for (int c = 0; c < Cg; ++c, xc += HW, wp += 16) {
+    const float16 wv = vload16(0, wp);
+    POINTWISE_LANE_TAP(0);
+    POINTWISE_LANE_TAP(1);
+    POINTWISE_LANE_TAP(2);
+    POINTWISE_LANE_TAP(3);
+    POINTWISE_LANE_TAP(4);
+    POINTWISE_LANE_TAP(5);
+  }
+  const long plane = P;
+  __global float* y_row = y + (long)(n * groups * Og + o0) * P + p0;
+  if (from == 0 && count == LANE_COLS && channels == 16) {
+    // A whole block: each channel's 6 positions as one run (as convolution_lanes stores).
+    const float16 s16 = vload16(0, scale + o0), b16 = vload16(0, bias + o0);
+    float t[LANE_COLS][16];
+    LANE_EPILOGUE(0)
+    LANE_EPILOGUE(1)
+    LANE_EPILOGUE(2)
+    LANE_EPILOGUE(3)
+    LANE_EPILOGUE(4)
+    LANE_EPILOGUE(5)
+#pragma unroll
+    for (int o = 0; o < 16; ++o) {
+      __global float* yo = y_row + o * plane;
+      vstore4((float4)(t[0][o], t[1][o], t[2][o], t[3][o]), 0, yo);
+      vstore2((float2)(t[4][o], t[5][o]), 0, yo + 4);
+    }
+    return;
+  }
+  const int ow0 = 0;
+  POINTWISE_LANE_STORE(0)
+  POINTWISE_LANE_STORE(1)
+  POINTWISE_LANE_STORE(2)
+  POINTWISE_LANE_STORE(3)
+  POINTWISE_LANE_STORE(4)
+  POINTWISE_LANE_STORE(5)
 }
 
 // Channels c0 .. Cg-1 of a pointwise tile: LOAD reads the tile's COLS pixels of input channel xc.

@@ -50,6 +50,17 @@ FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::A
       a.dilations[0], a.dilations[1],   g.pads_begin[0],  g.pads_begin[1], i32(groups)};
   FloatLaunch l;
   l.file = "convolution.cl";
+  if (lanes && is_pointwise(g)) {  // blocks of `columns` positions along the whole output plane
+    const std::int64_t lane_blocks = (Og + 15) / 16, col_blocks = (OH * OW + columns - 1) / columns;
+    l.kernel = "convolution_1x1_lanes";
+    l.weights = blocked_weights(w, O, Og, Cg, 16);
+    l.total = static_cast<std::size_t>(g.output[0] * groups * lane_blocks * col_blocks);
+    l.params = {i32(Cg),      i32(OH * OW), i32(Og), i32(groups), i32(lane_blocks), i32(col_blocks),
+                i32(l.total), i32(H * W),   i32(W),  i32(OW),     a.strides[0],     a.strides[1]};
+    l.description =
+        "convolution_1x1_lanes 16x" + std::to_string(columns) + " lanes -> " + xnorcl::to_string(g.output);
+    return l;
+  }
   if (lanes) {
     const std::int64_t lane_blocks = (Og + 15) / 16, col_blocks = (OW + columns - 1) / columns;
     l.kernel = "convolution_lanes";

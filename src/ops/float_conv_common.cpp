@@ -277,7 +277,7 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
     const bool shape = l ? !c && *l == detail::kFloatConvLaneColumns : c && (*c == 8 || *c == 16);
     return shape && detail::linear_work_group_fits(work_group_of(config), cap);
   };
-  const std::string default_config = detail::float_conv_lanes_by_default(s->profile, is_pointwise(g))
+  const std::string default_config = detail::float_conv_lanes_by_default(s->profile)
                                          ? lanes(base_wg)
                                          : tiles(detail::kFloatConvColumns, base_wg);
   const auto launch_of = [&](const std::string& config) {

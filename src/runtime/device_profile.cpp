@@ -254,8 +254,8 @@ std::vector<int> float_conv_column_candidates(TuneSearch /*search*/) {
   return {kFloatConvColumns, 16};
 }
 
-bool float_conv_lanes_by_default(const DeviceProfile& profile, bool pointwise) {
-  return profile.info.type == "CPU" && !pointwise;
+bool float_conv_lanes_by_default(const DeviceProfile& profile) {
+  return profile.info.type == "CPU";
 }
 
 std::vector<std::size_t> linear_work_group_sizes() {

@@ -94,11 +94,13 @@ std::vector<int> float_conv_column_candidates(TuneSearch search);
 // with 16 output channels in vector lanes: 6 float16 accumulators and the loaded weights fill AVX2's 16
 // vector registers.
 constexpr int kFloatConvLaneColumns = 6;
-// Whether a float convolution with a window (not the pointwise kernel's 1x1 shapes without pads) runs
-// convolution_lanes by default: on CPU devices, whose compilers vectorize what a kernel body spells as
-// vectors (PoCL, AVX2: the 7x7/2 stem about 20% faster than 8x8 tiles, 3x3 layers 1.3x at 64x56x56 to 2.5x
-// at 512x7x7). GPUs keep the tiles: 96 float accumulators per work-item would cost them occupancy.
-bool float_conv_lanes_by_default(const DeviceProfile& profile, bool pointwise);
+// Whether the float convolutions run with 16 output channels in vector lanes by default (convolution_lanes,
+// and convolution_1x1_lanes for the 1x1 shapes without pads): on CPU devices, whose compilers vectorize what
+// a kernel body spells as vectors (PoCL, AVX2: the 7x7/2 stem about 20% faster than 8x8 tiles, 3x3
+// layers 1.3x at 64x56x56 to 2.5x at 512x7x7; a binary ResNet-18's 1x1/2 shortcuts 1.3-1.9x, most where
+// the tiles gathered their pixels, Bi-Real Net-18's 1x1 ones up to 1.3x). GPUs keep the tiles: 96 float
+// accumulators per work-item would cost them occupancy.
+bool float_conv_lanes_by_default(const DeviceProfile& profile);
 
 // Whether the channel-packed layout's packing kernels (cl_kernels/im2col_pack.cl) run 16 pixels or output
 // columns per work-item as vectors (CPU devices: the work-item loop wraps the kernel body, and vectors are

@@ -164,8 +164,26 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
     pointwise.constants["w"] = Constant::f32({9, 3, 1, 1}, weights);
     pointwise.nodes.push_back(
         Node{"conv", "Convolution", {"x", "w"}, {"y"}, {{"strides", Ints{2, 2}}, {"dilations", Ints{1, 1}}}});
-    failures += check_one_node(kept, rt, rng, pointwise, dims, 0.0f,
-                               to_string(variant) + ": 1x1 convolution at stride 2 on " + to_string(dims));
+    const std::string what = to_string(variant) + ": 1x1 convolution at stride 2 on " + to_string(dims);
+    failures += check_one_node(kept, rt, rng, pointwise, dims, 0.0f, what);
+    // And in each kernel configuration: 8x8 or 8x16 tiles (convolution_1x1), 16 channels in lanes x 6
+    // positions (convolution_1x1_lanes, whose last block overlaps the one before it).
+    Graph probe = pointwise;
+    probe.inputs = {{"x", dims}};
+    probe.outputs = {"y"};
+    kept.models.push_back(std::make_unique<Model>(rt, probe));
+    const std::string shape_class =
+        detail::ModelAccess::tuning_points(*kept.models.back()).at(0).at(0).shape_class;
+    for (const std::string config : {"cols=8", "cols=16", "lanes=6"}) {
+      rt.state()->tuning.set(shape_class, config);
+      failures += check_one_node(kept, rt, rng, pointwise, dims, 0.0f, what + ", " + config);
+      rt.state()->tuning.erase(shape_class);
+      if (kept.models.back()->plan().steps[0].tuning != "tuned " + config) {
+        std::cout << "FAILED: " << config << " did not run (" << kept.models.back()->plan().steps[0].tuning
+                  << ")\n";
+        ++failures;
+      }
+    }
   }
   // A binary convolution whose batch-norm and residual Add run in its epilogue (pad_value 0: the pad fold),
   // on 20-wide rows (the Global variant's blocks of 4 columns lie in one row) and 17-wide ones (blocks
