@@ -243,8 +243,8 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
 // (c, kh, kw; taps outside the input skipped), so the results are the same.
 // A block with every tap of its columns inside the row takes the loop without checks; a row's first and last
 // blocks check each column's taps.
-// Stores: the accumulators hold a column per vector, the output a channel per plane. A whole block goes
-// through a private 6 x 16 array and leaves as one run of 6 columns per channel (a vstore4 and a vstore2); 96
+// Stores: the accumulators hold a column per vector, the output a channel per plane. A whole block leaves as
+// one run of 6 columns per channel (LANE_BLOCK_STORE); 96
 // single stores into 16 planes, each a cache line apart, had taken about a quarter of the stem's perf samples
 // (PoCL, AVX2: the stem alone 3.29-3.66 -> 2.76-3.21 ms by medians of 300 runs, four alternating pairs).
 #define LANE_COLS 6
@@ -262,12 +262,46 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
     LANE_TAP(4);                                               \
     LANE_TAP(5);                                               \
   }
-// Column j of a whole block into t[j]: the epilogue on its 16 lanes.
-#define LANE_EPILOGUE(j)                                                     \
-  {                                                                          \
-    float16 v = fma(a##j, s16, b16);                                         \
-    if (relu) v = select((float16)(0.0f), v, v > (float16)(0.0f));           \
-    vstore16(v, 0, t[j]);                                                    \
+// A whole block (6 columns of 16 channels) from its first column `first` of channel o0's plane: the
+// epilogue on each column's 16 lanes, then each channel's 6 columns as one run (a vstore4 and two floats),
+// read out of the lanes by name. Through a private array the same stores crashed Oclgrind 21.10's
+// uninitialized-value checker, and a vstore2 of the last two columns it reported as uninitialized.
+#define LANE_VALUE(j)                                                 \
+  float16 v##j = fma(a##j, s16, b16);                                 \
+  if (relu) v##j = select((float16)(0.0f), v##j, v##j > (float16)(0.0f));
+#define CHANNEL_RUN(o, lane)                                                        \
+  {                                                                                 \
+    __global float* yo = first + (o) * plane;                                       \
+    vstore4((float4)(v0.lane, v1.lane, v2.lane, v3.lane), 0, yo);                   \
+    yo[4] = v4.lane;                                                                \
+    yo[5] = v5.lane;                                                                \
+  }
+#define LANE_BLOCK_STORE(first_column)                                              \
+  {                                                                                 \
+    __global float* first = (first_column);                                         \
+    const float16 s16 = vload16(0, scale + o0), b16 = vload16(0, bias + o0);        \
+    LANE_VALUE(0)                                                                   \
+    LANE_VALUE(1)                                                                   \
+    LANE_VALUE(2)                                                                   \
+    LANE_VALUE(3)                                                                   \
+    LANE_VALUE(4)                                                                   \
+    LANE_VALUE(5)                                                                   \
+    CHANNEL_RUN(0, s0)                                                              \
+    CHANNEL_RUN(1, s1)                                                              \
+    CHANNEL_RUN(2, s2)                                                              \
+    CHANNEL_RUN(3, s3)                                                              \
+    CHANNEL_RUN(4, s4)                                                              \
+    CHANNEL_RUN(5, s5)                                                              \
+    CHANNEL_RUN(6, s6)                                                              \
+    CHANNEL_RUN(7, s7)                                                              \
+    CHANNEL_RUN(8, s8)                                                              \
+    CHANNEL_RUN(9, s9)                                                              \
+    CHANNEL_RUN(10, sa)                                                             \
+    CHANNEL_RUN(11, sb)                                                             \
+    CHANNEL_RUN(12, sc)                                                             \
+    CHANNEL_RUN(13, sd)                                                             \
+    CHANNEL_RUN(14, se)                                                             \
+    CHANNEL_RUN(15, sf)                                                             \
   }
 // Column j of a block of convolution_1x1_lanes, where it is the block's to store (from <= j < count).
 #define POINTWISE_LANE_STORE(j) \
@@ -341,20 +375,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
   __global float* y_row = y + ((long)(n * groups * Og + o0) * OH + oh) * OW;
   if (count == LANE_COLS && channels == 16) {
     // A whole block: each channel's 6 columns as one run (see the stores above).
-    const float16 s16 = vload16(0, scale + o0), b16 = vload16(0, bias + o0);
-    float t[LANE_COLS][16];
-    LANE_EPILOGUE(0)
-    LANE_EPILOGUE(1)
-    LANE_EPILOGUE(2)
-    LANE_EPILOGUE(3)
-    LANE_EPILOGUE(4)
-    LANE_EPILOGUE(5)
-#pragma unroll
-    for (int o = 0; o < 16; ++o) {
-      __global float* yo = y_row + o * plane + ow0;
-      vstore4((float4)(t[0][o], t[1][o], t[2][o], t[3][o]), 0, yo);
-      vstore2((float2)(t[4][o], t[5][o]), 0, yo + 4);
-    }
+    LANE_BLOCK_STORE(y_row + ow0)
     return;
   }
   LANE_STORE(0)
@@ -424,20 +445,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1
   __global float* y_row = y + (long)(n * groups * Og + o0) * P + p0;
   if (from == 0 && count == LANE_COLS && channels == 16) {
     // A whole block: each channel's 6 positions as one run (as convolution_lanes stores).
-    const float16 s16 = vload16(0, scale + o0), b16 = vload16(0, bias + o0);
-    float t[LANE_COLS][16];
-    LANE_EPILOGUE(0)
-    LANE_EPILOGUE(1)
-    LANE_EPILOGUE(2)
-    LANE_EPILOGUE(3)
-    LANE_EPILOGUE(4)
-    LANE_EPILOGUE(5)
-#pragma unroll
-    for (int o = 0; o < 16; ++o) {
-      __global float* yo = y_row + o * plane;
-      vstore4((float4)(t[0][o], t[1][o], t[2][o], t[3][o]), 0, yo);
-      vstore2((float2)(t[4][o], t[5][o]), 0, yo + 4);
-    }
+    LANE_BLOCK_STORE(y_row)
     return;
   }
   const int ow0 = 0;

@@ -114,9 +114,9 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
         to_string(variant) + ": average pool over narrow rows, stride " + std::to_string(stride));
     const std::int64_t k = stride == 1 ? 3 : 7;
     Graph conv;
-    std::vector<float> weights(static_cast<std::size_t>(9 * 3 * k * k));
+    std::vector<float> weights(static_cast<std::size_t>(19 * 3 * k * k));
     for (float& v : weights) v = static_cast<float>(rng.uniform(-4, 4)) * 0.125f;
-    conv.constants["w"] = Constant::f32({9, 3, k, k}, weights);
+    conv.constants["w"] = Constant::f32({19, 3, k, k}, weights);
     conv.nodes.push_back(Node{"conv",
                               "Convolution",
                               {"x", "w"},
@@ -159,9 +159,9 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
   // 3x3 output: a plane narrower than a tile). Exact, as the convolutions above.
   for (const Dims& dims : {Dims{1, 3, 9, 80}, Dims{2, 3, 14, 14}, Dims{1, 3, 5, 5}}) {
     Graph pointwise;
-    std::vector<float> weights(9 * 3);
+    std::vector<float> weights(19 * 3);
     for (float& v : weights) v = static_cast<float>(rng.uniform(-4, 4)) * 0.125f;
-    pointwise.constants["w"] = Constant::f32({9, 3, 1, 1}, weights);
+    pointwise.constants["w"] = Constant::f32({19, 3, 1, 1}, weights);
     pointwise.nodes.push_back(
         Node{"conv", "Convolution", {"x", "w"}, {"y"}, {{"strides", Ints{2, 2}}, {"dilations", Ints{1, 1}}}});
     const std::string what = to_string(variant) + ": 1x1 convolution at stride 2 on " + to_string(dims);
