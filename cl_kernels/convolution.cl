@@ -386,6 +386,22 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
   LANE_STORE(5)
 }
 
+// The input pixel offsets of output positions p0 .. p0 + n - 1 of a 1x1 convolution's plane: position p
+// reads pixel (p / out_width) * SH * W + (p % out_width) * SW; positions past P read pixel 0 (not stored).
+static inline void plane_offsets(int* off, const int n, const int p0, const int P, const int out_width,
+                                 const int SH, const int SW, const int W) {
+  int oy = p0 / out_width;
+  int ox = p0 - oy * out_width;
+#pragma unroll
+  for (int i = 0; i < n; ++i) {
+    off[i] = p0 + i < P ? oy * SH * W + ox * SW : 0;
+    if (++ox == out_width) {
+      ox = 0;
+      ++oy;
+    }
+  }
+}
+
 // ---- convolution_1x1_lanes: pointwise convolutions on CPU devices, 16 output channels as vector lanes
 // Each work-item computes 16 output channels of one group x LANE_COLS consecutive positions of the output
 // plane (P = OH*OW, across row ends; the plane's last block overlaps the one before it, as convolution_1x1's
@@ -415,19 +431,8 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1
   const int p0 = P >= LANE_COLS ? min(first, P - LANE_COLS) : first;
   const int from = first - p0;  // positions before it belong to the block before (computed again, not stored)
   const int count = min(LANE_COLS, P - p0);
-  // Position p reads input pixel (p / out_width) * SH * W + (p % out_width) * SW; positions past P read
-  // pixel 0 and are not stored.
   int off[LANE_COLS];
-  int oy = p0 / out_width;
-  int ox = p0 - oy * out_width;
-#pragma unroll
-  for (int j = 0; j < LANE_COLS; ++j) {
-    off[j] = j < count ? oy * SH * W + ox * SW : 0;
-    if (++ox == out_width) {
-      ox = 0;
-      ++oy;
-    }
-  }
+  plane_offsets(off, LANE_COLS, p0, P, out_width, SH, SW, W);
   const int off0 = off[0], off1 = off[1], off2 = off[2], off3 = off[3], off4 = off[4], off5 = off[5];
   __global const float* xc = x + (long)(n * groups + g) * Cg * HW;
   __global const float* wp = w + (long)cb * Cg * 16;
@@ -509,20 +514,10 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1
       POINTWISE_LOOP(PART_TILE)
     }
   } else {
-    // Output position p reads input pixel (p / out_width) * SH * W + (p % out_width) * SW; positions past P
-    // (a plane narrower than a tile) read pixel 0 and are not stored.
+    // Each position's input pixel, found once (positions past P: a plane narrower than a tile).
     int off[COLS];
-    const int oy0 = p0 / out_width;
-    const int ox0 = p0 - oy0 * out_width;
-    int oy = oy0, ox = ox0;
-#pragma unroll
-    for (int i = 0; i < COLS; ++i) {
-      off[i] = p0 + i < P ? oy * SH * W + ox * SW : 0;
-      if (++ox == out_width) {
-        ox = 0;
-        ++oy;
-      }
-    }
+    plane_offsets(off, COLS, p0, P, out_width, SH, SW, W);
+    const int ox0 = p0 - p0 / out_width * out_width;
     if (SW == 2 && ox0 + COLS <= out_width && 2 * (ox0 + COLS) <= W) {
       POINTWISE_LOOP(STRIDE2_TILE)
     } else {
