@@ -645,9 +645,9 @@ inline uint unit_valid(const int C_IN, const int cw) {
 
 // Unit u of the run's patches (lanes: its columns), or the pad unit where a tap is pad.
 static inline uint16 run_unit(__global const uint* x, const int u, const int C_IN, const int H, const int W,
-                       const int KW, const int stride_x, const int dilation_y, const int dilation_x,
-                       const int pad_left, const int Cw, const uint pad_bit, const ulong image_row0,
-                       const long iy_base, const int ox0) {
+                              const int KW, const int stride_x, const int dilation_y, const int dilation_x,
+                              const int pad_left, const int Cw, const uint pad_bit, const ulong image_row0,
+                              const long iy_base, const int ox0) {
   const int tap = u / Cw;
   const int cw = u - tap * Cw;
   const int ky = tap / KW;
@@ -673,9 +673,10 @@ static inline uint16 run_unit(__global const uint* x, const int u, const int C_I
 // Word w of the run's patches where Cw is even: units 2w and 2w + 1 are channel words cw, cw + 1 of one tap,
 // read as one 64-bit word per column (unit 2w in the low half, as the little-endian load gives it).
 static inline word16_t run_word_of_pairs(__global const uint* x, const int w, const int C_IN, const int H,
-                                  const int W, const int KW, const int stride_x, const int dilation_y,
-                                  const int dilation_x, const int pad_left, const int Cw, const uint pad_bit,
-                                  const ulong image_row0, const long iy_base, const int ox0) {
+                                         const int W, const int KW, const int stride_x, const int dilation_y,
+                                         const int dilation_x, const int pad_left, const int Cw,
+                                         const uint pad_bit, const ulong image_row0, const long iy_base,
+                                         const int ox0) {
   const int tap = (2 * w) / Cw;
   const int cw = 2 * w - tap * Cw;
   const int ky = tap / KW;
