@@ -13,8 +13,9 @@
 // tiles along the whole output plane (P = OH*OW positions), without the window's loops and bounds checks; at
 // a stride each tile finds its pixels' offsets once (a ResNet's 1x1/2 downsampling convolutions took 1.5-2
 // times as long on PoCL through the window's kernels, whose set-up per kernel row is paid per channel). CPU
-// devices run both kinds with 16 output channels in vector lanes by default (convolution_lanes,
-// convolution_1x1_lanes below).
+// devices run windowed convolutions with output columns in vector lanes on a padded copy of the input by
+// default (convolution_split and its copy, phase_split), and 1x1 ones with 16 output channels in vector lanes
+// (convolution_1x1_lanes); convolution_lanes is the windowed kernels' third kind (all below).
 // Work-item index: column block fastest, then output row, output channel block (of all groups), image.
 // Tiles of a row: output columns [col_lo, col_hi) (host-computed) have every column their tile loads inside
 // the row. Where that span holds a whole tile, the row's tiles cover exactly it, the last one shifted left to
@@ -384,6 +385,173 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
   LANE_STORE(3)
   LANE_STORE(4)
   LANE_STORE(5)
+}
+
+// ---- convolution_split: output columns as vector lanes, on a padded copy of the input split by column phase
+// A CPU's FMAs want one vector load to serve several output channels. Each work-item computes SPLIT_CHANNELS
+// (6) output channels of one group x 16 consecutive output columns of one row, the columns in the lanes of a
+// float16: per tap one load of 16 input values, then 6 broadcast weights and 12 FMAs. At a column stride SW
+// the 16 inputs of a tap are every SW-th column of the row; phase_split (below) first copies the input with
+// its pads written out as zeros and each row split into SW phases (phase r holds the padded columns
+// q * SW + r), so that they are 16 contiguous values of one phase. No bounds checks remain: padded rows and
+// columns are zeros, and the copy is wide enough for every tap of the last column block (the host sizes it).
+// A zero tap adds w * 0 to the sum, which changes no bit for finite weights (the host takes this kernel only
+// where every weight is finite; with an infinite weight the other kernels skip pad taps). Sums in the same
+// order as the other kernels (c, kh, kw; one fma each), so the same results. On PoCL (AVX2) the 3-channel
+// 7x7/2 stem ran about 15% faster than convolution_lanes, whose broadcasts feed 12 FMAs too but which
+// checks the pad at each row's first and last blocks.
+// xs [N*G*Cg][Hp][SW][Wq]: xs[plane][row][r][q] = padded column q * SW + r of padded row `row` (0 outside the
+// input). Weights [G][ceil(Og/6)][Cg][KH][KW][6], zero past Og.
+#define SPLIT_CHANNELS 6
+#define SPLIT_COLS 16
+#define SPLIT_TAP(i) a##i = fma((float16)(wt[i]), xv, a##i)
+// One kernel row's taps: tap kw reads phase (kw*DW) % SW at column ox0 + (kw*DW) / SW of the copy (tap_at).
+#define SPLIT_ROW(width)                                         \
+  _Pragma("unroll") for (int kw = 0; kw < (width); ++kw) {       \
+    const float16 xv = vload16(0, xr + tap_at[kw]);              \
+    __global const float* wt = wr + kw * SPLIT_CHANNELS;         \
+    SPLIT_TAP(0);                                                \
+    SPLIT_TAP(1);                                                \
+    SPLIT_TAP(2);                                                \
+    SPLIT_TAP(3);                                                \
+    SPLIT_TAP(4);                                                \
+    SPLIT_TAP(5);                                                \
+  }
+#define SPLIT_MAX_UNROLLED 7
+// Channel i of the block: the epilogue, then its columns (all 16, or the row's last `count`).
+#define SPLIT_STORE(i)                                                          \
+  if (i < channels) {                                                           \
+    float16 v = fma(a##i, (float16)(scale[o0 + i]), (float16)(bias[o0 + i]));   \
+    if (relu) v = select((float16)(0.0f), v, v > (float16)(0.0f));              \
+    __global float* yo = y_row + (long)(i) * plane;                             \
+    if (count == SPLIT_COLS) {                                                  \
+      vstore16(v, 0, yo);                                                       \
+    } else {                                                                    \
+      float t[SPLIT_COLS];                                                      \
+      vstore16(v, 0, t);                                                        \
+      for (int j = 0; j < count; ++j) yo[j] = t[j];                             \
+    }                                                                           \
+  }
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_split(
+    __global const float* restrict xs, __global const float* restrict w, __global const float* restrict scale,
+    __global const float* restrict bias, __global float* restrict y, const int Cg, const int Hp, const int SW,
+    const int Wq, const int Og, const int OH, const int OW, const int KH, const int KW, const int SH,
+    const int DH, const int DW, const int groups, const int channel_blocks, const int col_blocks,
+    const int total, const int relu) {
+  const int idx = (int)get_global_id(0);
+  if (idx >= total) return;
+  const int rows = idx / col_blocks;  // quotients and remainders written out, as in convolution
+  const int col = idx - rows * col_blocks;
+  const int planes = rows / OH;
+  const int oh = rows - planes * OH;
+  const int n = planes / (groups * channel_blocks);
+  const int cb = planes - n * (groups * channel_blocks);
+  const int g = cb / channel_blocks;
+  const int oi = (cb - g * channel_blocks) * SPLIT_CHANNELS;
+  const int o0 = g * Og + oi;
+  const int channels = min(SPLIT_CHANNELS, Og - oi);
+  const int ox0 = col * SPLIT_COLS;
+  const int count = min(SPLIT_COLS, OW - ox0);
+  // Each tap's offset in a row of the copy: phase * Wq + column, stepped without divisions.
+  int tap_at[SPLIT_MAX_UNROLLED];
+  const int step_columns = DW / SW, step_phases = DW - step_columns * SW;
+  int phase = 0, column = ox0;
+#pragma unroll
+  for (int kw = 0; kw < SPLIT_MAX_UNROLLED; ++kw) {
+    tap_at[kw] = phase * Wq + column;
+    column += step_columns;
+    phase += step_phases;
+    if (phase >= SW) {
+      phase -= SW;
+      ++column;
+    }
+  }
+  const long row_words = (long)SW * Wq;
+  __global const float* xg = xs + (long)(n * groups + g) * Cg * Hp * row_words;
+  __global const float* wb = w + (long)cb * Cg * KH * KW * SPLIT_CHANNELS;
+  float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f;
+  for (int c = 0; c < Cg; ++c) {
+    for (int kh = 0; kh < KH; ++kh) {
+      __global const float* xr = xg + ((long)c * Hp + oh * SH + kh * DH) * row_words;
+      __global const float* wr = wb + (c * KH + kh) * KW * SPLIT_CHANNELS;
+      if (KW == 3) {
+        SPLIT_ROW(3)
+      } else if (KW == 7) {
+        SPLIT_ROW(7)
+      } else if (KW <= SPLIT_MAX_UNROLLED) {
+        SPLIT_ROW(KW)
+      } else {
+        // Wider windows: the taps past the unrolled ones continue the same steps.
+        SPLIT_ROW(SPLIT_MAX_UNROLLED)
+        int ph = phase, cl = column;
+        for (int kw = SPLIT_MAX_UNROLLED; kw < KW; ++kw) {
+          const float16 xv = vload16(0, xr + ph * Wq + cl);
+          __global const float* wt = wr + kw * SPLIT_CHANNELS;
+          SPLIT_TAP(0);
+          SPLIT_TAP(1);
+          SPLIT_TAP(2);
+          SPLIT_TAP(3);
+          SPLIT_TAP(4);
+          SPLIT_TAP(5);
+          cl += step_columns;
+          ph += step_phases;
+          if (ph >= SW) {
+            ph -= SW;
+            ++cl;
+          }
+        }
+      }
+    }
+  }
+  const long plane = (long)OH * OW;
+  __global float* y_row = y + ((long)(n * groups * Og + o0) * OH + oh) * OW + ox0;
+  SPLIT_STORE(0)
+  SPLIT_STORE(1)
+  SPLIT_STORE(2)
+  SPLIT_STORE(3)
+  SPLIT_STORE(4)
+  SPLIT_STORE(5)
+}
+
+// ---- phase_split: convolution_split's input copy (see there)
+// Work-item: one phase r of one padded row of one input plane, xs[plane][row][r][q] =
+// x[plane][row - PH][q * SW + r - PW] for q < Wq (at least 16), 0 outside the input; 16 columns at a time,
+// the last 16 overlapping the ones before where Wq is not a multiple of 16. `total` = planes * Hp * SW.
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void phase_split(
+    __global const float* restrict x, __global float* restrict xs, const int H, const int W, const int Hp,
+    const int SW, const int Wq, const int PH, const int PW, const int total) {
+  const int line = (int)get_global_id(0);  // (plane * Hp + row) * SW + r
+  if (line >= total) return;
+  const int rows = line / SW;
+  const int r = line - rows * SW;
+  const int plane = rows / Hp;
+  const int iy = rows - plane * Hp - PH;
+  __global float* dst = xs + (long)line * Wq;
+  if (iy < 0 || iy >= H) {  // a pad row
+    for (int q = 0; q < Wq; q += 16) vstore16((float16)(0.0f), 0, dst + min(q, Wq - 16));
+    return;
+  }
+  __global const float* xr = x + ((long)plane * H + iy) * W;
+  for (int q = 0; q < Wq; q += 16) {
+    const int q0 = min(q, Wq - 16);
+    const int ix0 = q0 * SW + r - PW;
+    // Inside the row at stride 1 or 2: one or two vector loads (at stride 2 the even lanes of one and the
+    // odd lanes of the next, started a column early so that neither passes the last column read).
+    if (ix0 >= 0 && ix0 + 15 * SW < W && SW <= 2) {
+      __global const float* p = xr + ix0;
+      vstore16(SW == 1 ? vload16(0, p) : (float16)(vload16(0, p).even, vload16(0, p + 15).odd), 0, dst + q0);
+      continue;
+    }
+    // Near the row's ends: every lane loads a column inside the row (clamped) and keeps it or 0.
+    float v[16];
+    for (int j = 0; j < 16; ++j) {
+      const int ix = ix0 + j * SW;
+      const float u = xr[clamp(ix, 0, W - 1)];
+      v[j] = ix >= 0 && ix < W ? u : 0.0f;
+    }
+    vstore16(vload16(0, v), 0, dst + q0);
+  }
 }
 
 // The input pixel offsets of output positions p0 .. p0 + n - 1 of a 1x1 convolution's plane: position p

@@ -5,6 +5,8 @@
 #include "ops/float_conv_common.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 
 #include "runtime/device_profile.hpp"
 #include "xnorcl/error.hpp"
@@ -36,10 +38,64 @@ std::vector<float> blocked_weights(const std::vector<float>& w, std::int64_t O, 
   return packed;
 }
 
+// The padded, phase-split copy convolution_split reads: Hp rows (the last window's last row is the
+// last), and per row SW phases of Wq columns (every tap of the last 16-column block).
+struct SplitCopy {
+  std::int64_t rows = 0, columns = 0, floats = 0;
+};
+
+SplitCopy split_copy(const ConvGeometry& g, const BinaryConvolution::Attributes& a, std::int64_t groups) {
+  const std::int64_t SW = a.strides[1], col_blocks = (g.output[3] + 15) / 16;
+  SplitCopy c;
+  c.rows = (g.output[2] - 1) * a.strides[0] + (g.filter[2] - 1) * a.dilations[0] + 1;
+  c.columns = col_blocks * 16 + (g.filter[3] - 1) * a.dilations[1] / SW;
+  c.floats = g.input[0] * groups * g.filter[1] * c.rows * SW * c.columns;  // g.input: one group's
+  return c;
+}
+
+FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
+                         const std::vector<float>& w, std::int64_t groups) {
+  const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
+  const std::int64_t OH = g.output[2], OW = g.output[3], SW = a.strides[1];
+  const std::int64_t channel_blocks = (Og + 5) / 6, col_blocks = (OW + 15) / 16;
+  const SplitCopy copy = split_copy(g, a, groups);
+  const auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  FloatLaunch l;
+  l.file = "convolution.cl";
+  l.kernel = "convolution_split";
+  l.weights = blocked_weights(w, O, Og, Cg * taps, 6);
+  l.total = static_cast<std::size_t>(g.output[0] * groups * channel_blocks * OH * col_blocks);
+  l.params = {i32(Cg),        i32(copy.rows), i32(SW),          i32(copy.columns),   i32(Og),
+              i32(OH),        i32(OW),        i32(g.filter[2]), i32(g.filter[3]),    a.strides[0],
+              a.dilations[0], a.dilations[1], i32(groups),      i32(channel_blocks), i32(col_blocks),
+              i32(l.total)};
+  InputCopy c;
+  c.kernel = "phase_split";
+  const std::int64_t lines = g.input[0] * groups * Cg * copy.rows * SW;
+  c.params = {i32(g.input[2]),   i32(g.input[3]), i32(copy.rows),  i32(SW),
+              i32(copy.columns), g.pads_begin[0], g.pads_begin[1], i32(lines)};
+  c.total = static_cast<std::size_t>(lines);
+  c.floats = static_cast<std::size_t>(copy.floats);
+  l.copy = std::move(c);
+  l.description = "convolution_split 6x16 lanes on a padded copy (" + std::to_string(SW) + " column phase" +
+                  (SW == 1 ? "" : "s") + ") -> " + xnorcl::to_string(g.output);
+  return l;
+}
+
 }  // namespace
 
+bool split_allowed(const ConvGeometry& g, const BinaryConvolution::Attributes& a, const std::vector<float>& w,
+                   std::int64_t groups) {
+  // The copy's floats are indexed like a tensor's (int elements, as check_int_elements allows).
+  return !is_pointwise(g) && split_copy(g, a, groups).floats <= INT_MAX &&
+         std::all_of(w.begin(), w.end(), [](float v) { return std::isfinite(v); });
+}
+
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
-                               const std::vector<float>& w, std::int64_t groups, int columns, bool lanes) {
+                               const std::vector<float>& w, std::int64_t groups, FloatConvKernel kernel,
+                               int columns) {
+  if (kernel == FloatConvKernel::Split) return split_launch(g, a, w, groups);
+  const bool lanes = kernel == FloatConvKernel::Lanes;
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
   const std::int64_t H = g.input[2], W = g.input[3], OH = g.output[2], OW = g.output[3];
   const auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };

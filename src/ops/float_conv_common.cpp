@@ -177,24 +177,45 @@ class FloatStep final : public DeviceStep {
       throw Error(std::string("no program of ") + launch_.file + " with '" + launch_.options + "'");
     wg_ = program->work_group;
     kernel_ = detail::make_kernel(program->program, launch_.kernel, s->device, wg_);
+    if (launch_.copy)
+      copy_kernel_ = detail::make_kernel(program->program, launch_.copy->kernel, s->device, wg_);
+    const std::size_t copy_bytes = launch_.copy ? launch_.copy->floats * sizeof(float) : 0;
     detail::cl_call(
         [&] {
           weights_ = buffer(s->context, launch_.weights);
           scale_ = buffer(s->context, e.scale);
           bias_ = buffer(s->context, e.bias);
+          if (copy_bytes) copy_ = cl::Buffer(s->context, CL_MEM_READ_WRITE, copy_bytes);
         },
         std::string("uploading the weights of ") + launch_.kernel);
-    weight_bytes_ = (launch_.weights.size() + e.scale.size() + e.bias.size()) * sizeof(float);
+    weight_bytes_ = (launch_.weights.size() + e.scale.size() + e.bias.size()) * sizeof(float) + copy_bytes;
     launch_.weights.clear();
     launch_.weights.shrink_to_fit();
   }
 
   cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
                     const std::vector<cl::Event>& wait) override {
+    copy_event_ = cl::Event();
+    std::vector<cl::Event> after_copy;
+    const std::vector<cl::Event>* main_wait = &wait;
+    if (launch_.copy) {
+      detail::cl_call(
+          [&] {
+            cl_uint i = 0;
+            copy_kernel_.setArg(i++, *in[0]);
+            copy_kernel_.setArg(i++, copy_);
+            for (std::int32_t p : launch_.copy->params) copy_kernel_.setArg(i++, cl_int(p));
+          },
+          std::string("setting the arguments of ") + launch_.copy->kernel);
+      copy_event_ = detail::enqueue_linear(runtime_.state()->queue, copy_kernel_, launch_.copy->total, wg_,
+                                           &wait, launch_.copy->kernel);
+      after_copy.push_back(copy_event_);  // a caller's queue may run its commands out of order
+      main_wait = &after_copy;
+    }
     detail::cl_call(
         [&] {
           cl_uint i = 0;
-          kernel_.setArg(i++, *in[0]);
+          kernel_.setArg(i++, launch_.copy ? copy_ : *in[0]);
           kernel_.setArg(i++, weights_);
           kernel_.setArg(i++, scale_);
           kernel_.setArg(i++, bias_);
@@ -204,9 +225,22 @@ class FloatStep final : public DeviceStep {
         },
         std::string("setting the arguments of ") + launch_.kernel);
     const std::size_t global = launch_.work_group_per_item ? launch_.total * wg_ : launch_.total;
-    return detail::enqueue_linear(runtime_.state()->queue, kernel_, global, wg_, &wait, launch_.kernel);
+    main_event_ =
+        detail::enqueue_linear(runtime_.state()->queue, kernel_, global, wg_, main_wait, launch_.kernel);
+    return main_event_;
   }
-  std::vector<StageTime> stage_times() const override { return {}; }
+  // One launch: the executor times the step's event itself; with the input copy, both launches.
+  std::vector<StageTime> stage_times() const override {
+    if (!launch_.copy || !runtime_.state()->profiling || copy_event_() == nullptr) return {};
+    std::vector<StageTime> times;
+    detail::cl_call(
+        [&] {
+          times.push_back({launch_.copy->kernel, detail::event_milliseconds(copy_event_)});
+          times.push_back({launch_.kernel, detail::event_milliseconds(main_event_)});
+        },
+        std::string("reading the profiling events of ") + launch_.kernel);
+    return times;
+  }
   std::size_t weight_bytes() const override { return weight_bytes_; }
   std::string describe() const override { return launch_.description; }
   std::vector<detail::TuningPoint> tuning_points() const override {
@@ -224,8 +258,9 @@ class FloatStep final : public DeviceStep {
   FloatLaunch launch_;
   int relu_ = 0;
   std::size_t wg_ = 1;
-  cl::Kernel kernel_;
-  cl::Buffer weights_, scale_, bias_;
+  cl::Kernel kernel_, copy_kernel_;
+  cl::Buffer weights_, scale_, bias_, copy_;
+  cl::Event copy_event_, main_event_;
   std::size_t weight_bytes_ = 0;
 };
 
@@ -245,46 +280,58 @@ bool is_pointwise(const ConvGeometry& g) {
          g.pads_end[0] == 0 && g.pads_end[1] == 0;
 }
 
-// The convolution's configuration: "cols=C wg=W" (tiles of 8 channels x C columns) or "lanes=6 wg=W" (16
-// channels in vector lanes x 6 columns), and the work-group size, searched together (one step, one time: two
-// classes changing at once could not tell their effects apart). An entry without wg (an older file) keeps
-// the program's work-group size.
+// The convolution's configuration: "cols=C wg=W" (tiles of 8 channels x C columns), "lanes=6 wg=W" (16
+// channels in vector lanes x 6 columns) or "split=16 wg=W" (6 channels x 16 columns in vector lanes on a
+// padded, phase-split copy of the input; where split_allowed), and the work-group size, searched together
+// (one step, one time: two classes changing at once could not tell their effects apart). An entry without
+// wg (an older file) keeps the program's work-group size.
 std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,
                                              const BinaryConvolution::Attributes& a,
                                              const std::vector<float>& w, std::int64_t groups,
                                              const Epilogue& epilogue) {
   const auto& s = detail::runtime_state(runtime, "Convolution");
   const std::size_t base_wg = s->linear_program("convolution.cl").work_group, cap = s->work_group_cap;
+  const bool split = split_allowed(g, a, w, groups);
   const auto tiles = [](int columns, std::size_t wg) {
     return "cols=" + std::to_string(columns) + " " + detail::work_group_config(wg);
   };
   const auto lanes = [](std::size_t wg) {
     return "lanes=" + std::to_string(detail::kFloatConvLaneColumns) + " " + detail::work_group_config(wg);
   };
-  const auto candidates = [tiles, lanes, base_wg, cap](TuneSearch search) {
+  const auto split_config = [](std::size_t wg) {
+    return "split=" + std::to_string(detail::kFloatConvSplitColumns) + " " + detail::work_group_config(wg);
+  };
+  const auto candidates = [tiles, lanes, split_config, split, base_wg, cap](TuneSearch search) {
     std::vector<std::string> texts;
     for (std::size_t wg : detail::linear_work_group_candidates(search, base_wg, cap)) {
       for (int c : detail::float_conv_column_candidates(search)) texts.push_back(tiles(c, wg));
       texts.push_back(lanes(wg));
+      if (split) texts.push_back(split_config(wg));
     }
     return texts;
   };
   const auto work_group_of = [base_wg](const std::string& config) {
     return detail::config_value(config, "wg").value_or(static_cast<int>(base_wg));
   };
-  const auto accept = [work_group_of, cap](const std::string& config) {
-    const auto c = detail::config_value(config, "cols"), l = detail::config_value(config, "lanes");
-    const bool shape = l ? !c && *l == detail::kFloatConvLaneColumns : c && (*c == 8 || *c == 16);
+  const auto accept = [work_group_of, split, cap](const std::string& config) {
+    const auto c = detail::config_value(config, "cols"), l = detail::config_value(config, "lanes"),
+               p = detail::config_value(config, "split");
+    const int kinds = (c ? 1 : 0) + (l ? 1 : 0) + (p ? 1 : 0);
+    const bool shape = kinds == 1 && (c   ? *c == 8 || *c == 16
+                                      : l ? *l == detail::kFloatConvLaneColumns
+                                          : split && *p == detail::kFloatConvSplitColumns);
     return shape && detail::linear_work_group_fits(work_group_of(config), cap);
   };
-  const std::string default_config = detail::float_conv_lanes_by_default(s->profile)
-                                         ? lanes(base_wg)
-                                         : tiles(detail::kFloatConvColumns, base_wg);
+  std::string default_config = tiles(detail::kFloatConvColumns, base_wg);
+  if (detail::float_conv_lanes_by_default(s->profile))
+    default_config =
+        split && detail::float_conv_split_by_default(s->profile) ? split_config(base_wg) : lanes(base_wg);
   const auto launch_of = [&](const std::string& config) {
-    const auto l = detail::config_value(config, "lanes");
-    FloatLaunch launch =
-        l ? convolution_launch(g, a, w, groups, *l, true)
-          : convolution_launch(g, a, w, groups, *detail::config_value(config, "cols"), false);
+    const auto c = detail::config_value(config, "cols");
+    const FloatConvKernel kernel = c                                       ? FloatConvKernel::Tiles
+                                   : detail::config_value(config, "split") ? FloatConvKernel::Split
+                                                                           : FloatConvKernel::Lanes;
+    FloatLaunch launch = convolution_launch(g, a, w, groups, kernel, c ? *c : detail::kFloatConvLaneColumns);
     launch.work_group = static_cast<std::size_t>(work_group_of(config));
     return launch;
   };

@@ -46,8 +46,18 @@ struct Epilogue {
 bool epilogue_accepts(const std::vector<NodeView>& fused, const NodeView& next, const Dims& output);
 Epilogue epilogue_of(const std::vector<NodeView>& fused, std::int64_t channels);
 
+// A copy of the input that a kernel reads instead of x, made by another kernel of the same file just before
+// it (convolution_split's padded, phase-split copy): kernel(x, copy, params...) over `total` work-items.
+struct InputCopy {
+  const char* kernel = "";
+  std::vector<std::int32_t> params;
+  std::size_t total = 0;
+  std::size_t floats = 0;  // the copy's size
+};
+
 // One launch of a kernel of `file` over `total` work-items (or work-groups: work_group_per_item) with the
-// program's fixed local size, 1-D, and the arguments (x, weights, scale, bias, y, params..., relu).
+// program's fixed local size, 1-D, and the arguments (x, weights, scale, bias, y, params..., relu); with
+// `copy`, the kernel's first argument is the copy instead of x.
 struct FloatLaunch {
   const char* file = "";
   const char* kernel = "";
@@ -59,15 +69,25 @@ struct FloatLaunch {
   std::string options;         // build options beyond the program's defaults (a tuned configuration), or ""
   std::size_t work_group = 0;  // the local size (a tuned configuration), or 0: the runtime program's
   std::optional<detail::TuningPoint> tuning;
+  std::optional<InputCopy> copy;
 };
 // A 1x1 window without pads, at any stride: convolution.cl's pointwise kernel, tiles along the whole output
 // plane.
 bool is_pointwise(const ConvGeometry& g);
+// The kernels of convolution.cl: tiles of 8 channels x 8 or 16 columns; 16 channels in vector lanes x
+// detail::kFloatConvLaneColumns columns; 6 channels x 16 columns in vector lanes on a padded, phase-split
+// copy of the input (windowed shapes whose weights are all finite: split_allowed).
+enum class FloatConvKernel { Tiles, Lanes, Split };
+// Whether convolution_split may run the convolution: a window other than 1x1 without pads (those have their
+// own kernels), and every weight finite (its copy's zero pads add w * 0 where the others skip the tap).
+bool split_allowed(const ConvGeometry& g, const BinaryConvolution::Attributes& a, const std::vector<float>& w,
+                   std::int64_t groups);
 // The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w
-// [O, Cg, KH, KW] (O = groups * Og): tiles of 8 channels x `columns` (8 or 16), or with `lanes` 16 channels
-// in vector lanes x `columns` (detail::kFloatConvLaneColumns).
+// [O, Cg, KH, KW] (O = groups * Og); `columns`: the tiles' column count (8 or 16) or the lanes'
+// (detail::kFloatConvLaneColumns); convolution_split's are fixed.
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
-                               const std::vector<float>& w, std::int64_t groups, int columns, bool lanes);
+                               const std::vector<float>& w, std::int64_t groups, FloatConvKernel kernel,
+                               int columns);
 // The step of a grouped convolution (not depthwise) in its tuned kernel configuration (the tuning table's,
 // else the device's default: detail::float_conv_lanes_by_default).
 std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,

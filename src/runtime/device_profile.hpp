@@ -101,6 +101,15 @@ constexpr int kFloatConvLaneColumns = 6;
 // the tiles gathered their pixels, Bi-Real Net-18's 1x1 ones up to 1.3x). GPUs keep the tiles: 96 float
 // accumulators per work-item would cost them occupancy.
 bool float_conv_lanes_by_default(const DeviceProfile& profile);
+// Output columns per work-item of convolution_split (SPLIT_COLS in convolution.cl): 16, the lanes of a
+// float16, over 6 output channels (12 accumulator registers on AVX2).
+constexpr int kFloatConvSplitColumns = 16;
+// Whether a CPU's windowed float convolutions run convolution_split by default where it may run (finite
+// weights): output columns in the lanes and the pads in a copy of the input, so no block checks bounds
+// and no row's last block is mostly empty. PoCL (AVX2), the float32 twin of the binary ResNet-18, step
+// medians with the copy, against convolution_lanes: 3x3 layers at 56x56 1.05-1.13x, 28x28 1.27x, 14x14
+// 2.1x, 7x7 1.5x; the 7x7/2 stem about 1.07x; the twin's device time 88.6/86.7 -> 64.6/67.6 ms.
+bool float_conv_split_by_default(const DeviceProfile& profile);
 
 // Whether the channel-packed layout's packing kernels (cl_kernels/im2col_pack.cl) run 16 pixels or output
 // columns per work-item as vectors (CPU devices: the work-item loop wraps the kernel body, and vectors are

@@ -100,9 +100,11 @@ TuningPoint choose_config(const RuntimeState& state, const std::string& shape_cl
       p.config = *stored;
       p.tuned = true;
     } else {
-      warn(state, "the tuned configuration '" + *stored + "' of " + shape_class +
-                      " cannot run here (device or RuntimeOptions limits); using the default '" +
-                      default_config + "'");
+      warn(state,
+           "the tuned configuration '" + *stored + "' of " + shape_class +
+               " cannot run here (the device's or RuntimeOptions' limits, or a kernel this layer rules out); "
+               "using the default '" +
+               default_config + "'");
     }
   }
   return p;

@@ -4,6 +4,10 @@
 // with those nodes (tagged [needs-elementwise]: Multiply, Add and Relu are registered by their own units).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstring>
+#include <limits>
+
 #include "device_support.hpp"
 #include "graph/model_access.hpp"
 #include "graph/node_views.hpp"
@@ -98,19 +102,44 @@ Case matmul_case(std::mt19937& rng, std::int64_t N, std::int64_t K, std::int64_t
   return c;
 }
 
+// Whether the graph's convolution has a 1x1 window without pads (auto pads of a 1x1 window are 0).
+bool pointwise_window(const Graph& g) {
+  const Node& n = g.nodes[0];
+  const Dims& w = g.constants.at(n.inputs[1]).dims;
+  if (w[w.size() - 1] != 1 || w[w.size() - 2] != 1) return false;
+  const auto auto_pad = n.attributes.find("auto_pad");
+  if (auto_pad != n.attributes.end() && std::get<std::string>(auto_pad->second) != "explicit") return true;
+  for (const char* name : {"pads_begin", "pads_end"}) {
+    const auto pads = n.attributes.find(name);
+    if (pads == n.attributes.end()) continue;
+    for (std::int64_t p : std::get<V>(pads->second))
+      if (p != 0) return false;
+  }
+  return true;
+}
+
 // Every kernel configuration a float convolution can run (tiles of 8 channels x 8 or 16 columns, 16
-// channels in vector lanes x 6 columns), set through the tuning table, computes the default's bits: they
-// all sum an output's taps in the same order. (The tuning tests run every candidate on square windows;
-// these add asymmetric pads, rectangular kernels, auto_pad and groups.) Depthwise steps, their own kernel,
-// are left as they are.
+// channels in vector lanes x 6 columns, and for windows other than 1x1 without pads 6 channels x 16 columns
+// in vector lanes on a padded, phase-split copy of the input), set through the tuning table, computes the
+// default's bits: they all sum an output's taps in the same order. (The tuning tests run every candidate on
+// square windows; these add asymmetric pads, rectangular kernels, auto_pad and groups.) Depthwise steps,
+// their own kernel, are left as they are.
 void check_configurations(Runtime& rt, const Case& c, const Tensor& default_output) {
   std::vector<std::string> classes;
+  bool split = false;  // whether the classes offer convolution_split
   for (const auto& step : detail::ModelAccess::tuning_points(Model(rt, c.graph)))
     for (const detail::TuningPoint& p : step)
-      if (p.shape_class.rfind("convolution ", 0) == 0) classes.push_back(p.shape_class);
+      if (p.shape_class.rfind("convolution ", 0) == 0) {
+        classes.push_back(p.shape_class);
+        for (const std::string& candidate : p.candidates(TuneSearch::Fast))
+          split = split || candidate.rfind("split=", 0) == 0;
+      }
   if (classes.empty()) return;
-  for (const std::string config : {"cols=8", "cols=16", "lanes=6"}) {
+  INFO("offers split: " << split);
+  CHECK(split == !pointwise_window(c.graph));
+  for (const std::string config : {"cols=8", "cols=16", "lanes=6", "split=16"}) {
     INFO(config);
+    if (config == "split=16" && !split) continue;
     for (const std::string& shape_class : classes) rt.state()->tuning.set(shape_class, config);
     Model model(rt, c.graph);
     for (const std::string& shape_class : classes) rt.state()->tuning.erase(shape_class);
@@ -216,6 +245,56 @@ TEST_CASE("float convolution family: the networks' layer shapes (local)", "[loca
 TEST_CASE("float convolution family: the networks' layer shapes (global)", "[global]") {
   network_shapes(Variant::Global);
 }
+// An infinite weight: a tap over the pad adds nothing in the reference, but inf * 0 is NaN, so the kernel
+// that reads a zero-padded copy of the input may not run it, neither by default nor from the tuning table;
+// the outputs whose inf tap lies on the pad stay finite, as the host's.
+void infinite_weight(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(8);
+  Case c;
+  c.graph.inputs.push_back({"x", {2, 3, 9, 20}});
+  c.graph.constants["w"] = random_floats({5, 3, 3, 3}, rng, -1.0f, 1.0f);
+  c.graph.constants["w"].values[4] = std::numeric_limits<float>::infinity();    // channel 0's centre tap
+  c.graph.constants["w"].values[27] = -std::numeric_limits<float>::infinity();  // channel 1's corner tap
+  const Attributes a = {{"strides", V{1, 2}}, {"pads_begin", V{1, 1}}, {"pads_end", V{1, 1}}};
+  c.graph.outputs = {add_node(c.graph, "layer", "Convolution", {"x", "w"}, a)};
+  c.x = random_input({2, 3, 9, 20}, rng);
+  const Tensor want = reference_graph(c.graph, {{"x", c.x}}).at(c.graph.outputs[0]);
+  std::size_t finite = 0, infinite = 0;
+  for (float v : want.values) (std::isfinite(v) ? finite : infinite) += 1;
+  REQUIRE(finite > 0);
+  REQUIRE(infinite > 0);
+  const auto check = [&](Model& model) {
+    INFO(model.plan().to_string());
+    CHECK(model.plan().steps[0].description.find("convolution_split") == std::string::npos);
+    const Tensor got = model.run({{"x", c.x}}).at(c.graph.outputs[0]);
+    for (std::size_t i = 0; i < want.values.size(); ++i) {
+      INFO("value " << i << ": " << got.values[i] << " against " << want.values[i]);
+      if (std::isfinite(want.values[i]))
+        REQUIRE(std::fabs(got.values[i] - want.values[i]) <= 1e-4f);
+      else
+        REQUIRE(std::memcmp(&got.values[i], &want.values[i], 4) == 0);
+    }
+  };
+  Model plain(rt, c.graph);
+  check(plain);
+  std::vector<std::string> classes;
+  for (const auto& step : detail::ModelAccess::tuning_points(Model(rt, c.graph)))
+    for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
+  REQUIRE(classes.size() == 1);
+  rt.state()->tuning.set(classes[0], "split=16");
+  Model forced(rt, c.graph);
+  rt.state()->tuning.erase(classes[0]);
+  CHECK(forced.plan().steps[0].tuning.rfind("default", 0) == 0);
+  check(forced);
+}
+TEST_CASE("float convolution: an infinite weight over the pad (local)", "[local]") {
+  infinite_weight(Variant::Local);
+}
+TEST_CASE("float convolution: an infinite weight over the pad (global)", "[global]") {
+  infinite_weight(Variant::Global);
+}
+
 TEST_CASE("MatMul: random sizes, both weight layouts (local)", "[local]") {
   random_matmuls(Variant::Local);
 }

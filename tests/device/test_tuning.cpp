@@ -171,9 +171,12 @@ std::size_t candidates_match_default(Runtime& rt, const Graph& g, const std::map
 void float_convolution_candidates(Variant variant) {
   Runtime rt = runtime_with(variant, TuningMode::Ignore, "");
   std::mt19937 rng(31);
-  std::size_t ran = 0;
+  std::size_t ran = 0, windowed = 0;
   for (int i = 0; i < 24; ++i) {
     const Graph g = random_convolution(rng);
+    const auto& a = g.nodes[0].attributes;
+    const bool pads = std::get<std::vector<std::int64_t>>(a.at("pads_begin"))[0] > 0;
+    if (g.constants.at("w").dims[2] > 1 || pads) ++windowed;
     INFO("input " << to_string(g.inputs[0].dims) << " weights " << to_string(g.constants.at("w").dims));
     std::map<std::string, Tensor> inputs{{"x", random_input(g.inputs[0].dims, rng)}};
     // The default against the host reference (float: within rounding), then every candidate bitwise.
@@ -181,14 +184,16 @@ void float_convolution_candidates(Variant variant) {
     REQUIRE(compare_tensors(Model(rt, g).run(inputs).at(g.outputs[0]), want, false, 1e-5).empty());
     ran += candidates_match_default(rt, g, inputs, TuneSearch::Exhaustive);
   }
-  // Three kernel configurations (tiles of 8 and 16 columns, channels in lanes) at each work-group size.
+  // Three kernel configurations (tiles of 8 and 16 columns, channels in lanes) at each work-group size, and
+  // columns in lanes on the input's phase-split copy for windows other than 1x1 without pads.
   const detail::RuntimeState& s = *rt.state();
   const std::size_t sizes =
       detail::linear_work_group_candidates(TuneSearch::Exhaustive,
                                            s.linear_program("convolution.cl").work_group, s.work_group_cap)
           .size();
   CHECK(sizes == 7);
-  CHECK(ran == 24 * 3 * sizes);
+  CHECK(windowed > 12);
+  CHECK(ran == (24 * 3 + windowed) * sizes);
 }
 XNORCL_VARIANT_TEST("tuning: every float convolution candidate computes the default's values", "[tuning]",
                     float_convolution_candidates)
