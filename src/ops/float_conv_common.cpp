@@ -280,11 +280,77 @@ bool is_pointwise(const ConvGeometry& g) {
          g.pads_end[0] == 0 && g.pads_end[1] == 0;
 }
 
-// The convolution's configuration: "cols=C wg=W" (tiles of 8 channels x C columns), "lanes=6 wg=W" (16
-// channels in vector lanes x 6 columns) or "split=16 wg=W" (6 channels x 16 columns in vector lanes on a
-// padded, phase-split copy of the input; where split_allowed), and the work-group size, searched together
-// (one step, one time: two classes changing at once could not tell their effects apart). An entry without
-// wg (an older file) keeps the program's work-group size.
+namespace {
+
+// A float convolution's configuration as the tuning table holds it: "cols=C wg=W" (tiles of 8 channels x C
+// columns), "lanes=6 wg=W" (16 channels in vector lanes x 6 columns) or "split=16 wg=W" (6 channels x 16
+// columns in vector lanes on a padded, phase-split copy of the input), the kernel and the work-group size
+// searched together (one step, one time: two classes changing at once could not tell their effects apart).
+// An entry without wg (an older file) keeps the program's work-group size.
+struct ConvConfig {
+  FloatConvKernel kernel = FloatConvKernel::Tiles;
+  int columns = detail::kFloatConvColumns;  // the tiles' or the lanes'
+  std::optional<int> work_group;
+};
+
+std::string config_text(FloatConvKernel kernel, int columns, std::size_t work_group) {
+  const char* name = kernel == FloatConvKernel::Tiles   ? "cols="
+                     : kernel == FloatConvKernel::Lanes ? "lanes="
+                                                        : "split=";
+  return name + std::to_string(columns) + " " + detail::work_group_config(work_group);
+}
+
+int lane_columns(FloatConvKernel kernel) {
+  return kernel == FloatConvKernel::Lanes ? detail::kFloatConvLaneColumns : detail::kFloatConvSplitColumns;
+}
+
+// The configuration a text names, or nothing where it names no kernel this layer may run (split: whether
+// convolution_split may).
+std::optional<ConvConfig> parse_config(const std::string& text, bool split) {
+  const auto c = detail::config_value(text, "cols"), l = detail::config_value(text, "lanes"),
+             p = detail::config_value(text, "split");
+  ConvConfig config;
+  config.work_group = detail::config_value(text, "wg");
+  if (c && !l && !p && (*c == 8 || *c == 16)) {
+    config.columns = *c;
+  } else if (l && !c && !p && *l == detail::kFloatConvLaneColumns) {
+    config.kernel = FloatConvKernel::Lanes;
+    config.columns = *l;
+  } else if (p && !c && !l && split && *p == detail::kFloatConvSplitColumns) {
+    config.kernel = FloatConvKernel::Split;
+    config.columns = *p;
+  } else {
+    return std::nullopt;
+  }
+  return config;
+}
+
+// The tuner's candidates: at each work-group size of the search, the tiles at each column count, channels
+// in lanes and, where the layer allows it (split), columns in lanes on the copy.
+std::vector<std::string> conv_candidates(TuneSearch search, std::size_t base_wg, std::size_t cap,
+                                         bool split) {
+  std::vector<std::string> texts;
+  for (std::size_t wg : detail::linear_work_group_candidates(search, base_wg, cap)) {
+    for (int columns : detail::float_conv_column_candidates(search))
+      texts.push_back(config_text(FloatConvKernel::Tiles, columns, wg));
+    texts.push_back(config_text(FloatConvKernel::Lanes, lane_columns(FloatConvKernel::Lanes), wg));
+    if (split) texts.push_back(config_text(FloatConvKernel::Split, lane_columns(FloatConvKernel::Split), wg));
+  }
+  return texts;
+}
+
+// The device's default: tiles on GPUs; on CPUs columns in lanes on the copy where the layer allows it,
+// else channels in lanes.
+std::string default_conv_config(const detail::DeviceProfile& profile, bool split, std::size_t work_group) {
+  if (!detail::float_conv_lanes_by_default(profile))
+    return config_text(FloatConvKernel::Tiles, detail::kFloatConvColumns, work_group);
+  const FloatConvKernel kernel =
+      split && detail::float_conv_split_by_default(profile) ? FloatConvKernel::Split : FloatConvKernel::Lanes;
+  return config_text(kernel, lane_columns(kernel), work_group);
+}
+
+}  // namespace
+
 std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,
                                              const BinaryConvolution::Attributes& a,
                                              const std::vector<float>& w, std::int64_t groups,
@@ -292,49 +358,20 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
   const auto& s = detail::runtime_state(runtime, "Convolution");
   const std::size_t base_wg = s->linear_program("convolution.cl").work_group, cap = s->work_group_cap;
   const bool split = split_allowed(g, a, w, groups);
-  const auto tiles = [](int columns, std::size_t wg) {
-    return "cols=" + std::to_string(columns) + " " + detail::work_group_config(wg);
+  const auto accept = [split, cap](const std::string& text) {
+    const auto config = parse_config(text, split);
+    return config && (!config->work_group || detail::linear_work_group_fits(*config->work_group, cap));
   };
-  const auto lanes = [](std::size_t wg) {
-    return "lanes=" + std::to_string(detail::kFloatConvLaneColumns) + " " + detail::work_group_config(wg);
+  const auto candidates = [base_wg, cap, split](TuneSearch search) {
+    return conv_candidates(search, base_wg, cap, split);
   };
-  const auto split_config = [](std::size_t wg) {
-    return "split=" + std::to_string(detail::kFloatConvSplitColumns) + " " + detail::work_group_config(wg);
-  };
-  const auto candidates = [tiles, lanes, split_config, split, base_wg, cap](TuneSearch search) {
-    std::vector<std::string> texts;
-    for (std::size_t wg : detail::linear_work_group_candidates(search, base_wg, cap)) {
-      for (int c : detail::float_conv_column_candidates(search)) texts.push_back(tiles(c, wg));
-      texts.push_back(lanes(wg));
-      if (split) texts.push_back(split_config(wg));
-    }
-    return texts;
-  };
-  const auto work_group_of = [base_wg](const std::string& config) {
-    return detail::config_value(config, "wg").value_or(static_cast<int>(base_wg));
-  };
-  const auto accept = [work_group_of, split, cap](const std::string& config) {
-    const auto c = detail::config_value(config, "cols"), l = detail::config_value(config, "lanes"),
-               p = detail::config_value(config, "split");
-    const int kinds = (c ? 1 : 0) + (l ? 1 : 0) + (p ? 1 : 0);
-    const bool shape = kinds == 1 && (c   ? *c == 8 || *c == 16
-                                      : l ? *l == detail::kFloatConvLaneColumns
-                                          : split && *p == detail::kFloatConvSplitColumns);
-    return shape && detail::linear_work_group_fits(work_group_of(config), cap);
-  };
-  std::string default_config = tiles(detail::kFloatConvColumns, base_wg);
-  if (detail::float_conv_lanes_by_default(s->profile))
-    default_config =
-        split && detail::float_conv_split_by_default(s->profile) ? split_config(base_wg) : lanes(base_wg);
-  const auto launch_of = [&](const std::string& config) {
-    const auto c = detail::config_value(config, "cols");
-    const FloatConvKernel kernel = c                                       ? FloatConvKernel::Tiles
-                                   : detail::config_value(config, "split") ? FloatConvKernel::Split
-                                                                           : FloatConvKernel::Lanes;
-    FloatLaunch launch = convolution_launch(g, a, w, groups, kernel, c ? *c : detail::kFloatConvLaneColumns);
-    launch.work_group = static_cast<std::size_t>(work_group_of(config));
+  const auto launch_of = [&](const std::string& text) {
+    const ConvConfig config = *parse_config(text, split);
+    FloatLaunch launch = convolution_launch(g, a, w, groups, config.kernel, config.columns);
+    launch.work_group = static_cast<std::size_t>(config.work_group.value_or(static_cast<int>(base_wg)));
     return launch;
   };
+  const std::string default_config = default_conv_config(s->profile, split, base_wg);
   detail::TuningPoint point = detail::choose_config(*s, "convolution " + convolution_class(g, a, groups),
                                                     default_config, accept, candidates);
   FloatLaunch launch = launch_of(point.config);
