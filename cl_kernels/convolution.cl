@@ -162,6 +162,28 @@ inline void edge_columns(__global const float* restrict xg, __global const float
   if (oi + j < Og) store_run(y + ((long)(n * O + o0 + j) * OH + oh) * OW, a##j, ow0, from, OW, scale[o0 + j], \
                              bias[o0 + j], relu)
 
+// The outputs of a windowed kernel's work-item `item`, per_row blocks to an output row (column block
+// fastest, then output row, channel block of all groups, image): its column block, output row, image, group,
+// channel block over all groups and first channel within the group (blocks of `width` channels). Quotients
+// and remainders written out (r = a - q*b): LLVM's div/rem pairing emits `freeze`, which Oclgrind 21.10's
+// uninitialized-value checker cannot execute.
+typedef struct {
+  int col, oh, n, g, cb, oi;
+} out_block;
+static inline out_block out_block_of(const int item, const int per_row, const int OH, const int groups,
+                                     const int blocks, const int width) {
+  out_block b;
+  const int rows = item / per_row;
+  b.col = item - rows * per_row;
+  const int planes = rows / OH;  // n * groups * blocks + cb
+  b.oh = rows - planes * OH;
+  b.n = planes / (groups * blocks);
+  b.cb = planes - b.n * (groups * blocks);
+  b.g = b.cb / blocks;
+  b.oi = (b.cb - b.g * blocks) * width;
+  return b;
+}
+
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
     __global const float* restrict x, __global const float* restrict w, __global const float* restrict scale,
     __global const float* restrict bias, __global float* restrict y, const int Cg, const int H, const int W,
@@ -174,17 +196,8 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution(
   // Work-items [0, tiles) are tiles, col_blocks per row; the rest edge blocks, edge_blocks per row.
   const int edge_item = idx >= tiles;
   const int per_row = edge_item ? edge_blocks : col_blocks;
-  const int item = edge_item ? idx - tiles : idx;
-  // Quotients and remainders written out (r = a - q*b): LLVM's div/rem pairing emits `freeze`, which
-  // Oclgrind 21.10's uninitialized-value checker cannot execute.
-  const int rows = item / per_row;
-  const int col = item - rows * per_row;
-  const int planes = rows / OH;  // n * groups * group_blocks + cb
-  const int oh = rows - planes * OH;
-  const int n = planes / (groups * group_blocks);
-  const int cb = planes - n * (groups * group_blocks);
-  const int g = cb / group_blocks;
-  const int oi = (cb - g * group_blocks) * 8;  // first channel within the group
+  const out_block b = out_block_of(edge_item ? idx - tiles : idx, per_row, OH, groups, group_blocks, 8);
+  const int col = b.col, oh = b.oh, n = b.n, g = b.g, cb = b.cb, oi = b.oi;
   const int O = groups * Og;
   const int o0 = g * Og + oi;
   const int ih0 = oh * SH - PH;
@@ -325,14 +338,8 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
     const int col_blocks, const int total, const int relu) {
   const int idx = (int)get_global_id(0);
   if (idx >= total) return;
-  const int rows = idx / col_blocks;  // quotients and remainders written out, as in convolution
-  const int col = idx - rows * col_blocks;
-  const int planes = rows / OH;
-  const int oh = rows - planes * OH;
-  const int n = planes / (groups * lane_blocks);
-  const int cb = planes - n * (groups * lane_blocks);
-  const int g = cb / lane_blocks;
-  const int oi = (cb - g * lane_blocks) * 16;
+  const out_block b = out_block_of(idx, col_blocks, OH, groups, lane_blocks, 16);
+  const int col = b.col, oh = b.oh, n = b.n, g = b.g, cb = b.cb, oi = b.oi;
   const int o0 = g * Og + oi;
   const int channels = min(16, Og - oi);
   const int ow0 = col * LANE_COLS;
@@ -441,14 +448,8 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_s
     const int total, const int relu) {
   const int idx = (int)get_global_id(0);
   if (idx >= total) return;
-  const int rows = idx / col_blocks;  // quotients and remainders written out, as in convolution
-  const int col = idx - rows * col_blocks;
-  const int planes = rows / OH;
-  const int oh = rows - planes * OH;
-  const int n = planes / (groups * channel_blocks);
-  const int cb = planes - n * (groups * channel_blocks);
-  const int g = cb / channel_blocks;
-  const int oi = (cb - g * channel_blocks) * SPLIT_CHANNELS;
+  const out_block b = out_block_of(idx, col_blocks, OH, groups, channel_blocks, SPLIT_CHANNELS);
+  const int col = b.col, oh = b.oh, n = b.n, g = b.g, cb = b.cb, oi = b.oi;
   const int o0 = g * Og + oi;
   const int channels = min(SPLIT_CHANNELS, Og - oi);
   const int ox0 = col * SPLIT_COLS;
