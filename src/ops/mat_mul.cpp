@@ -100,12 +100,12 @@ class MatMulOp final : public Op {
     FloatLaunch l;
     l.file = "mat_mul.cl";
     l.kernel = "mat_mul";
-    // [K][Mp] for a work-item per tile, [Mp/8][K][8] for a work-group per tile (see mat_mul.cl).
+    // [Mp/8][K][8]: each tile's weights one contiguous block (see mat_mul.cl).
     const bool per_group = rt.variant() == Variant::Local;
     l.weights.assign(static_cast<std::size_t>(p.K * Mp), 0.0f);
     for (std::int64_t k = 0; k < p.K; ++k) {
       for (std::int64_t m = 0; m < p.M; ++m) {
-        const std::int64_t to = per_group ? (m / 8 * p.K + k) * 8 + m % 8 : k * Mp + m;
+        const std::int64_t to = (m / 8 * p.K + k) * 8 + m % 8;
         l.weights[static_cast<std::size_t>(to)] =
             w[static_cast<std::size_t>(p.transpose_b ? m * p.K + k : k * p.M + m)];
       }

@@ -5,8 +5,8 @@
 //
 // A residual binary block (fused steps: conv + batch-norm + shortcut; conv + batch-norm + sign + max-pool)
 // and one small graph holding every float op (same-shape, per-channel-row and broadcast arithmetic, Relu,
-// Clamp, PRelu, AvgPool, ReduceMean, Softmax, Concat, Reshape, Transpose), each tensor compared with the host
-// reference (bitwise for the exact ops); CTest fails the test when Oclgrind reports anything (an
+// Clamp, PRelu, AvgPool, ReduceMean, Softmax, Concat, Reshape, Transpose, MatMul), each tensor compared with
+// the host reference (bitwise for the exact ops); CTest fails the test when Oclgrind reports anything (an
 // out-of-bounds read, a local-memory race in the reductions). The Models live until the process leaves
 // (std::_Exit, as the other runners): Oclgrind 21.10 reuses a released buffer's uninitialized-value shadow at
 // its old size. For a like reason every graph input has the largest activation's size: a host write smaller
@@ -76,7 +76,13 @@ Graph float_graph(std::mt19937& rng) {
   const std::string all = add_node(g, "all", "ReduceMean", {s, "chw"});  // rows of 160: a work-group each
   const std::string nhwc = add_node(g, "nhwc", "Transpose", {joined}, {{"order", Ints{0, 2, 3, 1}}});
   const std::string cols = add_node(g, "cols", "Transpose", {flat}, {{"order", Ints{1, 0}}});
-  g.outputs = {soft, flat, all, nhwc, cols, rounded};
+  // Dense layers on the 2 x 320 rows: 21 outputs (tiles of 8, the last cut) and, weights stored [M, K], 13.
+  g.constants["dense_w"] = random_floats({320, 21}, rng, -1, 1);
+  g.constants["dense_wt"] = random_floats({13, 320}, rng, -1, 1);
+  const std::string dense = add_node(g, "dense", "MatMul", {flat, "dense_w"});
+  const std::string dense_t =
+      add_node(g, "dense_t", "MatMul", {flat, "dense_wt"}, {{"transpose_b", std::string("true")}});
+  g.outputs = {soft, flat, all, nhwc, cols, rounded, dense, dense_t};
   return g;
 }
 
@@ -159,7 +165,7 @@ int run(Variant variant, std::vector<std::unique_ptr<Model>>& kept) {
   const Graph g = float_graph(rng);
   const std::map<std::string, Tensor> inputs = {{"x", random_input({2, 5, 4, 8}, rng)},
                                                 {"y", random_input({2, 5, 4, 8}, rng)}};
-  const std::set<std::string> approximate = {"AvgPool", "ReduceMean", "Softmax"};
+  const std::set<std::string> approximate = {"AvgPool", "ReduceMean", "Softmax", "MatMul"};
   kept.push_back(std::make_unique<Model>(rt, g));
   std::cout << kept.back()->plan().to_string();
   const auto want = reference_graph(g, inputs);
