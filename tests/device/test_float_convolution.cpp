@@ -215,6 +215,15 @@ void network_shapes(Variant variant) {
     check_case(rt, conv("GroupConvolution", {1, 8, 9, 61}, {8, 1, 1, 3, 5}, a));
     check_case(rt, conv("Convolution", {1, 5, 9, 61}, {11, 5, 3, 5}, a));
   }
+  // Windows wider than the unrolled taps of the padded-copy kernel (convolution_split: 7), at strides 1 to 3
+  // and a dilation: the taps past the 7th step through the copy's phases in a loop.
+  for (const std::int64_t s : {1, 2, 3}) {
+    const Attributes a = {{"strides", V{1, s}},
+                          {"dilations", V{1, s == 2 ? 2 : 1}},
+                          {"pads_begin", V{1, 4}},
+                          {"pads_end", V{2, 5}}};
+    check_case(rt, conv("Convolution", {2, 3, 5, 41}, {8, 3, 2, 11}, a));
+  }
   check_case(rt, matmul_case(rng, 1, 512, 1000, false));
   check_case(rt, matmul_case(rng, 3, 512, 1000, true));
 }
