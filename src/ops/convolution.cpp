@@ -49,7 +49,11 @@ SplitCopy split_copy(const ConvGeometry& g, const BinaryConvolution::Attributes&
   SplitCopy c;
   c.rows = (g.output[2] - 1) * a.strides[0] + (g.filter[2] - 1) * a.dilations[0] + 1;
   c.columns = col_blocks * 16 + (g.filter[3] - 1) * a.dilations[1] / SW;
-  c.floats = g.input[0] * groups * g.filter[1] * c.rows * SW * c.columns;  // g.input: one group's
+  // g.input holds one group's channels. Strides and pads as large as the attributes allow would overflow
+  // the product: such a copy counts as too large.
+  c.floats = 1;
+  for (const std::int64_t factor : {g.input[0], groups, g.filter[1], c.rows, SW, c.columns})
+    if (__builtin_mul_overflow(c.floats, factor, &c.floats)) c.floats = INT64_MAX;
   return c;
 }
 
