@@ -425,6 +425,16 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
     SPLIT_TAP(5);                                                \
   }
 #define SPLIT_MAX_UNROLLED 7
+// From one tap's (phase, column) in the copy to the next one's: DW columns further, in phases of SW.
+#define SPLIT_NEXT_TAP(phase, column) \
+  {                                   \
+    column += step_columns;           \
+    phase += step_phases;             \
+    if (phase >= SW) {                \
+      phase -= SW;                    \
+      ++column;                       \
+    }                                 \
+  }
 // Channel i of the block: the epilogue, then its columns (all 16, or the row's last `count`).
 #define SPLIT_STORE(i)                                                          \
   if (i < channels) {                                                           \
@@ -461,12 +471,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_s
 #pragma unroll
   for (int kw = 0; kw < SPLIT_MAX_UNROLLED; ++kw) {
     tap_at[kw] = phase * Wq + column;
-    column += step_columns;
-    phase += step_phases;
-    if (phase >= SW) {
-      phase -= SW;
-      ++column;
-    }
+    SPLIT_NEXT_TAP(phase, column)
   }
   const long row_words = (long)SW * Wq;
   __global const float* xg = xs + (long)(n * groups + g) * Cg * Hp * row_words;
@@ -495,12 +500,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_s
           SPLIT_TAP(3);
           SPLIT_TAP(4);
           SPLIT_TAP(5);
-          cl += step_columns;
-          ph += step_phases;
-          if (ph >= SW) {
-            ph -= SW;
-            ++cl;
-          }
+          SPLIT_NEXT_TAP(ph, cl)
         }
       }
     }
