@@ -39,9 +39,9 @@ std::vector<float> blocked_weights(const std::vector<float>& w, std::int64_t O, 
 }
 
 // The padded, phase-split copy convolution_split reads: Hp rows (the last window's last row is the
-// last), and per row SW phases of Wq columns (every tap of the last 16-column block).
+// last), and per row SW phases (lines) of Wq columns (every tap of the last 16-column block).
 struct SplitCopy {
-  std::int64_t rows = 0, columns = 0, floats = 0;
+  std::int64_t rows = 0, columns = 0, lines = 0, floats = 0;
 };
 
 SplitCopy split_copy(const ConvGeometry& g, const BinaryConvolution::Attributes& a, std::int64_t groups) {
@@ -51,9 +51,10 @@ SplitCopy split_copy(const ConvGeometry& g, const BinaryConvolution::Attributes&
   c.columns = col_blocks * 16 + (g.filter[3] - 1) * a.dilations[1] / SW;
   // g.input holds one group's channels. Strides and pads as large as the attributes allow would overflow
   // the product: such a copy counts as too large.
-  c.floats = 1;
-  for (const std::int64_t factor : {g.input[0], groups, g.filter[1], c.rows, SW, c.columns})
-    if (__builtin_mul_overflow(c.floats, factor, &c.floats)) c.floats = INT64_MAX;
+  c.lines = 1;
+  for (const std::int64_t factor : {g.input[0], groups, g.filter[1], c.rows, SW})
+    if (__builtin_mul_overflow(c.lines, factor, &c.lines)) c.lines = INT64_MAX;
+  if (__builtin_mul_overflow(c.lines, c.columns, &c.floats)) c.floats = INT64_MAX;
   return c;
 }
 
@@ -75,10 +76,9 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
               i32(l.total)};
   InputCopy c;
   c.kernel = "phase_split";
-  const std::int64_t lines = g.input[0] * groups * Cg * copy.rows * SW;
   c.params = {i32(g.input[2]),   i32(g.input[3]), i32(copy.rows),  i32(SW),
-              i32(copy.columns), g.pads_begin[0], g.pads_begin[1], i32(lines)};
-  c.total = static_cast<std::size_t>(lines);
+              i32(copy.columns), g.pads_begin[0], g.pads_begin[1], i32(copy.lines)};
+  c.total = static_cast<std::size_t>(copy.lines);
   c.floats = static_cast<std::size_t>(copy.floats);
   l.copy = std::move(c);
   l.description = "convolution_split 6x16 lanes on a padded copy (" + std::to_string(SW) + " column phase" +

@@ -344,8 +344,7 @@ std::vector<std::string> conv_candidates(TuneSearch search, std::size_t base_wg,
 std::string default_conv_config(const detail::DeviceProfile& profile, bool split, std::size_t work_group) {
   if (!detail::float_conv_lanes_by_default(profile))
     return config_text(FloatConvKernel::Tiles, detail::kFloatConvColumns, work_group);
-  const FloatConvKernel kernel =
-      split && detail::float_conv_split_by_default(profile) ? FloatConvKernel::Split : FloatConvKernel::Lanes;
+  const FloatConvKernel kernel = split ? FloatConvKernel::Split : FloatConvKernel::Lanes;
   return config_text(kernel, lane_columns(kernel), work_group);
 }
 

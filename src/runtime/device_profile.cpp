@@ -258,10 +258,6 @@ bool float_conv_lanes_by_default(const DeviceProfile& profile) {
   return profile.info.type == "CPU";
 }
 
-bool float_conv_split_by_default(const DeviceProfile& profile) {
-  return profile.info.type == "CPU";
-}
-
 std::vector<std::size_t> linear_work_group_sizes() {
   return {64, 32, 16, 8, 4, 2, 1};
 }

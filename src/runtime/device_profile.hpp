@@ -94,22 +94,21 @@ std::vector<int> float_conv_column_candidates(TuneSearch search);
 // with 16 output channels in vector lanes: 6 float16 accumulators and the loaded weights fill AVX2's 16
 // vector registers.
 constexpr int kFloatConvLaneColumns = 6;
-// Whether the float convolutions run with 16 output channels in vector lanes by default (convolution_lanes,
-// and convolution_1x1_lanes for the 1x1 shapes without pads): on CPU devices, whose compilers vectorize what
-// a kernel body spells as vectors (PoCL, AVX2: the 7x7/2 stem about 20% faster than 8x8 tiles, 3x3
-// layers 1.3x at 64x56x56 to 2.5x at 512x7x7; a binary ResNet-18's 1x1/2 shortcuts 1.3-1.9x, most where
-// the tiles gathered their pixels, Bi-Real Net-18's 1x1 ones up to 1.3x). GPUs keep the tiles: 96 float
-// accumulators per work-item would cost them occupancy.
-bool float_conv_lanes_by_default(const DeviceProfile& profile);
 // Output columns per work-item of convolution_split (SPLIT_COLS in convolution.cl): 16, the lanes of a
 // float16, over 6 output channels (12 accumulator registers on AVX2).
 constexpr int kFloatConvSplitColumns = 16;
-// Whether a CPU's windowed float convolutions run convolution_split by default where it may run (finite
-// weights): output columns in the lanes and the pads in a copy of the input, so no block checks bounds
-// and no row's last block is mostly empty. PoCL (AVX2), the float32 twin of the binary ResNet-18, step
-// medians with the copy, against convolution_lanes: 3x3 layers at 56x56 1.05-1.13x, 28x28 1.27x, 14x14
-// 2.1x, 7x7 1.5x; the 7x7/2 stem about 1.07x; the twin's device time 88.6/86.7 -> 64.6/67.6 ms.
-bool float_conv_split_by_default(const DeviceProfile& profile);
+// Whether the float convolutions run a vector-lane kernel by default: on CPU devices, whose compilers
+// vectorize what a kernel body spells as vectors. Windowed shapes run convolution_split where it may run
+// (finite weights: output columns in the lanes, the pads in a copy of the input, so no block checks bounds
+// and no row's last block is mostly empty), else convolution_lanes (16 output channels in the lanes); 1x1
+// shapes without pads convolution_1x1_lanes. PoCL (AVX2): convolution_lanes ran the 7x7/2 stem about 20%
+// faster than 8x8 tiles and 3x3 layers 1.3x at 64x56x56 to 2.5x at 512x7x7; convolution_split, copy
+// included, the float32 twin of the binary ResNet-18's 3x3 layers 1.05-1.13x faster than convolution_lanes
+// at 56x56, 1.27x at 28x28, 2.1x at 14x14, 1.5x at 7x7, the stem about 1.07x (the twin's device time
+// 88.6/86.7 -> 64.6/67.6 ms); convolution_1x1_lanes a binary ResNet-18's 1x1/2 shortcuts 1.3-1.9x, most
+// where the tiles gathered their pixels, Bi-Real Net-18's 1x1 ones up to 1.3x. GPUs keep the tiles: 96
+// float accumulators per work-item would cost them occupancy.
+bool float_conv_lanes_by_default(const DeviceProfile& profile);
 
 // Whether the channel-packed layout's packing kernels (cl_kernels/im2col_pack.cl) run 16 pixels or output
 // columns per work-item as vectors (CPU devices: the work-item loop wraps the kernel body, and vectors are
