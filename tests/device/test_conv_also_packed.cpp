@@ -137,7 +137,7 @@ void check_case(Runtime& rt, Variant variant, const ConvCase& c, int form, Seen&
   const Outputs got = run_also_packed(rt, conv, c, form == 3 ? &shortcut : nullptr);
   // The GEMM ran: the fused one wherever it packs or has an epilogue; a plain float output thresholded by
   // the pass after it runs the plain one.
-  REQUIRE((has_stage(conv.last_stage_times(), "xnor_gemm_fused") ||
+  REQUIRE((has_stage(conv.last_stage_times(), fused_gemm_kernel(conv)) ||
            (!in_local && has_stage(conv.last_stage_times(), "xnor_gemm"))));
   REQUIRE(has_stage(conv.last_stage_times(), "threshold_pack") == !in_local);
   const std::string y_difference = bitwise_difference(got.y, want, g.output);

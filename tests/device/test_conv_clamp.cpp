@@ -137,9 +137,9 @@ void check_clamp_case(Runtime& rt, Variant variant, const ConvCase& c, Coverage&
   {
     BinaryConvolution conv(rt, c.attributes, c.input, f, base);
     REQUIRE(conv.plan().variant == variant);
-    REQUIRE(conv.plan().output.rfind("float32 (xnor_gemm_fused), clamped to [", 0) == 0);
+    REQUIRE(conv.plan().output.rfind("float32 (" + fused_gemm_kernel(conv) + "), clamped to [", 0) == 0);
     const std::vector<float> got = run_float(conv, c);
-    REQUIRE(ran(conv, "xnor_gemm_fused"));
+    REQUIRE(ran(conv, fused_gemm_kernel(conv)));
     const std::string difference = bitwise_difference(got, clamped, g.output);
     INFO("float: " << difference);
     REQUIRE(difference.empty());
@@ -153,7 +153,7 @@ void check_clamp_case(Runtime& rt, Variant variant, const ConvCase& c, Coverage&
     o.output = Output::scale_and_bias(scale, bias);
     BinaryConvolution conv(rt, c.attributes, c.input, f, o);
     const std::vector<float> got = run_float(conv, c);
-    REQUIRE(ran(conv, "xnor_gemm_fused"));
+    REQUIRE(ran(conv, fused_gemm_kernel(conv)));
     const std::string difference = bitwise_difference(got, want_sb, g.output);
     INFO("scale_bias: " << difference);
     REQUIRE(difference.empty());

@@ -187,9 +187,9 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
     }
   }
   // A binary convolution whose batch-norm and residual Add run in its epilogue (pad_value 0: the pad fold),
-  // on 20-wide rows (the Global variant's blocks of 4 columns lie in one row) and 17-wide ones (blocks
-  // across rows and, at 102 positions per image, across images: the general store). Exact: integer sums,
-  // and scale, bias and inputs are multiples of 1/8.
+  // on 20-wide rows (the Global variant's blocks of 4 columns lie in one row: xnor_gemm_fused_runs) and
+  // 17-wide ones (blocks across rows and, at 102 positions per image, across images: the general store).
+  // Exact: integer sums, and scale, bias and inputs are multiples of 1/8.
   for (const std::int64_t width : {20, 17})
     for (const double pad_value : {0.0, 1.0}) {
       const std::int64_t C = 5;
@@ -221,6 +221,15 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
                                      ", batch-norm and shortcut in its epilogue");
       if (kept.models.back()->plan().steps.size() != 1) {
         std::cout << "FAILED: the binary convolution's epilogue did not take the batch-norm and the Add\n";
+        ++failures;
+      }
+      // The Global variant's 20-wide rows (120 positions per image) are whole blocks of 4 columns: the
+      // fused GEMM's run-only kernel; everything else the general one.
+      const bool want_runs = variant == Variant::Global && width == 20;
+      const bool ran_runs =
+          kept.models.back()->plan().steps[0].description.find("xnor_gemm_fused_runs") != std::string::npos;
+      if (ran_runs != want_runs) {
+        std::cout << "FAILED: expected " << (want_runs ? "xnor_gemm_fused_runs" : "xnor_gemm_fused") << "\n";
         ++failures;
       }
     }

@@ -437,7 +437,7 @@ int run_io(std::size_t first, std::size_t count) {
       const std::string d = bitwise_difference(got, want_sb, g.output);
       if (!d.empty()) std::cout << "    " << d << "\n";
       report("scale_bias",
-             d.empty() && ran_kernel(conv, "xnor_gemm_fused") && conv.plan().variant == r.variant);
+             d.empty() && ran_kernel(conv, fused_gemm_kernel(conv)) && conv.plan().variant == r.variant);
     }
     {
       // The sum clamped before the scale and bias (Options::clamp_low/high), the pad fold's fractions
@@ -447,7 +447,7 @@ int run_io(std::size_t first, std::size_t count) {
       const std::vector<float> got = conv.run(c.x_f32.data());
       const std::string d = bitwise_difference(got, want_clamped_sb, g.output);
       if (!d.empty()) std::cout << "    " << d << "\n";
-      report("clamped scale_bias", d.empty() && ran_kernel(conv, "xnor_gemm_fused"));
+      report("clamped scale_bias", d.empty() && ran_kernel(conv, fused_gemm_kernel(conv)));
     }
     {
       // The sum after the shortcut and its bits in one epilogue (Options::also_packed): whole words from
@@ -483,7 +483,7 @@ int run_io(std::size_t first, std::size_t count) {
       const std::string d = bitwise_difference(got, want_sum, g.output);
       if (!d.empty()) std::cout << "    " << d << "\n";
       report("scale_bias+shortcut, also packed",
-             d.empty() && got_bits == want_sum_bits && ran_kernel(conv, "xnor_gemm_fused"));
+             d.empty() && got_bits == want_sum_bits && ran_kernel(conv, fused_gemm_kernel(conv)));
     }
     {
       BinaryConvolution& conv = make(c.attributes, false, Output::packed(rules));

@@ -141,7 +141,7 @@ cl::Event BinaryConvolution::Impl::enqueue_all(const cl::Buffer& input, const cl
     if (gemm_kernel == GemmKernel::Fused) {
       last = gemm.enqueue_fused(queue, b.filters, b.patches, output, dims, M_pad, c, fold, b.wsum, epilogue,
                                 wait_list);
-      last_events.emplace_back(detail::XnorGemmLauncher::fused_kernel_name(), last);
+      last_events.emplace_back(gemm.fused_kernel_for(dims, c, epilogue), last);
     } else if (gemm_kernel == GemmKernel::Packed) {
       last = gemm.enqueue_packed(queue, b.filters, b.patches, output, dims, M_pad, c, fold, b.wsum, epilogue,
                                  pool, wait_list);
@@ -263,8 +263,8 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   }
   m.buffers = detail::create_buffers(state->context, tables, m.epilogue);
 
-  m.plan = detail::describe_plan(state->variant, m.pack, m.gemm, d, m.chunks, options, gemm_choice, m.pool,
-                                 tables.bytes());
+  m.plan = detail::describe_plan(state->variant, m.pack, m.gemm, d, m.chunks, options, gemm_choice,
+                                 m.epilogue, m.pool, tables.bytes());
   m.plan.shape_class = tuning.shape_class;
   m.plan.tuned = tuning.tuned;
   m.plan.default_configuration = tuning.default_config;

@@ -29,7 +29,7 @@ namespace detail {
 Plan describe_plan(Variant variant, const Im2colPackLauncher& pack, const XnorGemmLauncher& gemm,
                    const LayerDims& d, const std::vector<Chunk>& chunks,
                    const BinaryConvolution::Options& options, const GemmChoice& gemm_choice,
-                   const FusedPool& pool, std::uint64_t scratch_bytes) {
+                   const Epilogue& epilogue, const FusedPool& pool, std::uint64_t scratch_bytes) {
   using Kind = BinaryConvolution::Output::Kind;
   Plan p;
   p.variant = variant;
@@ -44,7 +44,9 @@ Plan describe_plan(Variant variant, const Im2colPackLauncher& pack, const XnorGe
   p.patch_bits = d.K;
   p.chunks = static_cast<int>(chunks.size());
   p.input_packed = options.input_packed;
-  const char* gemm_name = gemm_kernel_name(gemm_choice.kernel);
+  const char* gemm_name = gemm_choice.kernel == GemmKernel::Fused
+                              ? gemm.fused_kernel_for(d, chunks.front(), epilogue)
+                              : gemm_kernel_name(gemm_choice.kernel);
   p.output =
       options.output.kind == Kind::Float
           ? (gemm_choice.kernel != GemmKernel::Plain ? std::string("float32 (") + gemm_name + ")"

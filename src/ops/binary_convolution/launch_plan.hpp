@@ -16,11 +16,11 @@
 namespace xnorcl::detail {
 
 // The layer as built: its variant and launchers, dimensions, chunks (at least one), options, the GEMM kernel
-// that applies the output choice (with M_pad), the fused max-pool and the bytes of its buffers
-// (LayerTables::bytes()).
+// that applies the output choice (with M_pad) and its epilogue, the fused max-pool and the bytes of its
+// buffers (LayerTables::bytes()). The launches are the first chunk's.
 Plan describe_plan(Variant variant, const Im2colPackLauncher& pack, const XnorGemmLauncher& gemm,
                    const LayerDims& d, const std::vector<Chunk>& chunks,
                    const BinaryConvolution::Options& options, const GemmChoice& gemm_choice,
-                   const FusedPool& pool, std::uint64_t scratch_bytes);
+                   const Epilogue& epilogue, const FusedPool& pool, std::uint64_t scratch_bytes);
 
 }  // namespace xnorcl::detail

@@ -143,52 +143,63 @@ cl::Event XnorGemmLauncher::enqueue(const cl::CommandQueue& queue, const cl::Buf
       "enqueueing xnor_gemm");
 }
 
+bool XnorGemmLauncher::all_runs(const LayerDims& d, const Chunk& c, const Epilogue& e) const {
+  return config_.variant == Variant::Global && config_.tn % 4 == 0 &&
+         (std::int64_t(c.rows) * d.OW) % config_.tn == 0 && e.mode != 2 && !e.also_packed;
+}
+
+const char* XnorGemmLauncher::fused_kernel_for(const LayerDims& d, const Chunk& c, const Epilogue& e) const {
+  return all_runs(d, c, e) ? fused_runs_kernel_name() : fused_kernel_name();
+}
+
 cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const cl::Buffer& filters,
                                           const cl::Buffer& patches, const cl::Buffer& output,
                                           const LayerDims& d, int M_pad, const Chunk& c, const PadFold& fold,
                                           const cl::Buffer& sat, const Epilogue& e,
                                           const std::vector<cl::Event>* wait) {
-  if (!fused_()) fused_ = make_kernel(program_, fused_kernel_name(), device_, config_.work_group_size());
+  cl::Kernel& kernel = all_runs(d, c, e) ? fused_runs_ : fused_;
+  if (!kernel())
+    kernel = make_kernel(program_, fused_kernel_for(d, c, e), device_, config_.work_group_size());
   Plan::Launch l = launch(M_pad, c);
   return cl_call(
       [&] {
         cl_uint i = 0;
-        fused_.setArg(i++, filters);
-        fused_.setArg(i++, patches);
+        kernel.setArg(i++, filters);
+        kernel.setArg(i++, patches);
         // y is written in modes 0/1/3, words in mode 2 (and with also_packed); a buffer that is not written
         // gets one the kernel never writes (the filters).
-        fused_.setArg(i++, e.mode == 2 ? filters : output);
-        fused_.setArg(i++, e.mode == 2 ? output : e.also_packed ? e.bits : filters);
+        kernel.setArg(i++, e.mode == 2 ? filters : output);
+        kernel.setArg(i++, e.mode == 2 ? output : e.also_packed ? e.bits : filters);
         for (int v :
              {d.C_OUT, filter_row_words(M_pad, d.word_bits), d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
-          fused_.setArg(i++, static_cast<cl_int>(v));
+          kernel.setArg(i++, static_cast<cl_int>(v));
         }
-        fused_.setArg(i++, static_cast<cl_ulong>(d.output_plane()));
-        fused_.setArg(i++, static_cast<cl_ulong>(std::uint64_t(c.oy0) * std::uint64_t(d.OW)));
-        fused_.setArg(i++, static_cast<cl_int>(fold.correct ? 1 : 0));
-        fused_.setArg(i++, static_cast<cl_float>(fold.v));
-        fused_.setArg(i++, fold.correct ? sat : filters);
+        kernel.setArg(i++, static_cast<cl_ulong>(d.output_plane()));
+        kernel.setArg(i++, static_cast<cl_ulong>(std::uint64_t(c.oy0) * std::uint64_t(d.OW)));
+        kernel.setArg(i++, static_cast<cl_int>(fold.correct ? 1 : 0));
+        kernel.setArg(i++, static_cast<cl_float>(fold.v));
+        kernel.setArg(i++, fold.correct ? sat : filters);
         const Border& b = fold.border;
         for (int v :
              {d.OW, c.oy0, b.oy_lo, b.oy_hi, b.ox_lo, b.ox_hi, fold.row_classes, fold.column_classes}) {
-          fused_.setArg(i++, static_cast<cl_int>(v));
+          kernel.setArg(i++, static_cast<cl_int>(v));
         }
-        fused_.setArg(i++, static_cast<cl_int>(e.mode));
+        kernel.setArg(i++, static_cast<cl_int>(e.mode));
         // Buffers a mode does not read: any valid buffer (the filters).
         const bool scales = e.mode == 1 || e.mode == 3;
-        fused_.setArg(i++, scales ? e.scale : filters);
-        fused_.setArg(i++, scales ? e.bias : filters);
+        kernel.setArg(i++, scales ? e.scale : filters);
+        kernel.setArg(i++, scales ? e.bias : filters);
         const bool rules = e.mode == 2 || e.also_packed;
-        fused_.setArg(i++, rules ? e.keys : filters);
-        fused_.setArg(i++, rules ? e.modes : filters);
-        fused_.setArg(i++, static_cast<cl_int>(e.Cw_out));
-        fused_.setArg(i++, e.mode == 3 ? e.shortcut : filters);
-        fused_.setArg(i++, static_cast<cl_float>(e.clamp_low));
-        fused_.setArg(i++, static_cast<cl_float>(e.clamp_high));
-        fused_.setArg(i++, static_cast<cl_int>(e.also_packed ? 1 : 0));
+        kernel.setArg(i++, rules ? e.keys : filters);
+        kernel.setArg(i++, rules ? e.modes : filters);
+        kernel.setArg(i++, static_cast<cl_int>(e.Cw_out));
+        kernel.setArg(i++, e.mode == 3 ? e.shortcut : filters);
+        kernel.setArg(i++, static_cast<cl_float>(e.clamp_low));
+        kernel.setArg(i++, static_cast<cl_float>(e.clamp_high));
+        kernel.setArg(i++, static_cast<cl_int>(e.also_packed ? 1 : 0));
         cl::Event ev;
         const auto gate = launch_gate();
-        queue.enqueueNDRangeKernel(fused_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
+        queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
                                    cl::NDRange(l.local[0], l.local[1]), wait, &ev);
         return ev;
       },

@@ -64,6 +64,11 @@ class XnorGemmLauncher {
 
   static const char* kernel_name() { return "xnor_gemm"; }
   static const char* fused_kernel_name() { return "xnor_gemm_fused"; }
+  static const char* fused_runs_kernel_name() { return "xnor_gemm_fused_runs"; }
+  // The kernel enqueue_fused runs for chunk c: xnor_gemm_fused_runs where every block of TN columns is one
+  // run of an image's output row (the Global variant with TN % 4 == 0, a multiple of TN positions per image
+  // in the chunk, float output only), else xnor_gemm_fused.
+  const char* fused_kernel_for(const LayerDims& d, const Chunk& c, const Epilogue& epilogue) const;
   static const char* packed_kernel_name() { return "xnor_gemm_bits"; }
   // Which kernel writes packed output: xnor_gemm_fused (its __local flags, one barrier) where the variant is
   // Local and the tile of output channels covers whole words; otherwise xnor_gemm_bits (32 channels per
@@ -95,7 +100,9 @@ class XnorGemmLauncher {
                            const std::vector<cl::Event>* wait);
 
  private:
-  cl::Kernel kernel_, fused_, packed_;
+  bool all_runs(const LayerDims& d, const Chunk& c, const Epilogue& epilogue) const;
+
+  cl::Kernel kernel_, fused_, fused_runs_, packed_;
   cl::Program program_;
   cl::Device device_;
   GemmConfig config_;
