@@ -448,16 +448,21 @@ static inline void store_run_fused(__global float* y, const count_t acc[TM][TN],
 }
 #endif
 
+// The parameters of xnor_gemm_fused and xnor_gemm_fused_runs (the host sets the same arguments for both).
+#define FUSED_GEMM_PARAMETERS                                                                                  \
+  __global const word_t* restrict filters, __global const word_t* restrict patches,                            \
+      __global float* restrict y, __global uint* restrict words, const int M, const int filter_row,            \
+      const int Kw, const int K, const int P, const int P_pad, const int per_image, const int n0,              \
+      const ulong OHW, const ulong row_offset, const int correct, const float v,                               \
+      __global const int* restrict s_table, const int OW, const int oy0, const int oy_lo, const int oy_hi,     \
+      const int ox_lo, const int ox_hi, const int row_classes, const int column_classes, const int out_mode,   \
+      __global const float* restrict scale, __global const float* restrict bias,                               \
+      __global const uint* restrict keys, __global const uint* restrict modes, const int Cw_out,               \
+      __global const float* restrict shortcut, const float clamp_lo, const float clamp_hi,                     \
+      const int also_packed
+
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
-    __global const word_t* restrict filters, __global const word_t* restrict patches, __global float* restrict y,
-    __global uint* restrict words, const int M, const int filter_row, const int Kw, const int K, const int P,
-    const int P_pad, const int per_image, const int n0, const ulong OHW, const ulong row_offset,
-    const int correct, const float v, __global const int* restrict s_table, const int OW, const int oy0,
-    const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
-    const int column_classes, const int out_mode, __global const float* restrict scale,
-    __global const float* restrict bias, __global const uint* restrict keys, __global const uint* restrict modes,
-    const int Cw_out, __global const float* restrict shortcut, const float clamp_lo, const float clamp_hi,
-    const int also_packed) {
+    FUSED_GEMM_PARAMETERS) {
 #if FUSED_PACKS
   __local uchar flags[TILE_N * TILE_M];  // [column][channel]: one bit per byte
 #endif
@@ -606,15 +611,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 // path in the same function PoCL compiles the run path alone into faster code (about 10-20% of a stage-1
 // step of Bi-Real Net-18, whose K is only 9 words).
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused_runs(
-    __global const word_t* restrict filters, __global const word_t* restrict patches, __global float* restrict y,
-    __global uint* restrict words, const int M, const int filter_row, const int Kw, const int K, const int P,
-    const int P_pad, const int per_image, const int n0, const ulong OHW, const ulong row_offset,
-    const int correct, const float v, __global const int* restrict s_table, const int OW, const int oy0,
-    const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
-    const int column_classes, const int out_mode, __global const float* restrict scale,
-    __global const float* restrict bias, __global const uint* restrict keys, __global const uint* restrict modes,
-    const int Cw_out, __global const float* restrict shortcut, const float clamp_lo, const float clamp_hi,
-    const int also_packed) {
+    FUSED_GEMM_PARAMETERS) {
   count_t acc[TM][TN];
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
