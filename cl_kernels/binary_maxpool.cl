@@ -17,6 +17,8 @@
 //   (RUN_PLACEMENT); a row narrower than a run is one run whose spare lanes read the next rows' values where
 //   that stays inside the tensor; runs still cut by the input's edges load lane by lane, a lane without its
 //   column taking key 0 (it never wins).
+// maxpool_f32_runs_native_compare: maxpool_f32_runs comparing the values as floats instead of keys, for
+//   devices that keep subnormals (the host's rule); the same bits.
 // Window of output (oy, ox): input rows oy*stride_y - pad_top + [0, KH), columns likewise (computed in 64 bits).
 //
 // NDRange: 1-D, global rounded up to WG_SIZE, local WG_SIZE; `total` real work-items (one per output word,
@@ -147,18 +149,36 @@ inline uint16 tap_run_at_edge(__global const uint* line, const long first, const
   return vload16(0, values);
 }
 
-// The running maximum of a run: a lane's tap wins where its key is above the best so far.
-#define TAKE(u, k)                        \
-  {                                       \
-    const int16 wins = (k) > best_key;    \
-    best = select(best, (u), wins);       \
+// The running maximum of a run, tap by tap: a lane's tap wins where it is above the best so far. By order
+// keys (TAKE_KEYED: any device), or by the device's float compare where that is exact, subnormals included
+// (TAKE_NATIVE: one compare per tap where the keys take several integer operations; the keys' work was
+// about a third of the kernel's time on PoCL). Compared as floats, NaN never wins and -0 and +0 are equal, so
+// the first stays, as with keys. The native best starts at -inf, which only a number beats; a lane that saw
+// no number (`seen`: v == v is false only for NaN) gives -FLT_MAX, as the keys do.
+#define TAKE_KEYED(u, k)                    \
+  {                                         \
+    const int16 wins = (k) > best_key;      \
+    best = select(best, (u), wins);         \
     best_key = select(best_key, (k), wins); \
   }
+#define TAKE_NATIVE(u)                                  \
+  {                                                     \
+    const float16 v = as_float16(u);                    \
+    best_value = select(best_value, v, v > best_value); \
+    seen |= v == v;                                     \
+  }
+#define TAKE(u, valid)                                               \
+  if (native) {                                                      \
+    TAKE_NATIVE(select((uint16)(0x7fc00000u), (u), (valid)))         \
+  } else {                                                           \
+    TAKE_KEYED((u), select((uint16)(0u), order_keys(u), (valid)))    \
+  }
 
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_runs(
-    __global const uint* restrict in, __global uint* restrict out, const int H, const int W, const int OH,
-    const int OW, const int KH, const int KW, const int stride_y, const int stride_x, const int pad_top,
-    const int pad_left, const int total) {
+// The body of both run kernels; `native` is a constant in each, so each compiles to its own code.
+static inline void maxpool_runs(__global const uint* in, __global uint* out, const int H, const int W,
+                                const int OH, const int OW, const int KH, const int KW, const int stride_y,
+                                const int stride_x, const int pad_top, const int pad_left, const int total,
+                                const bool native) {
   const int gid = (int)get_global_id(0);
   if (gid >= total) return;
   const int runs = OW / POOL_RUN + (OW % POOL_RUN != 0);
@@ -172,6 +192,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_r
   const long ix0 = (long)ox0 * stride_x - pad_left;
   uint16 best = (uint16)(0xff7fffffu);  // -FLT_MAX
   uint16 best_key = (uint16)(0u);       // below every non-NaN key
+  float16 best_value = (float16)(-INFINITY);
+  int16 seen = (int16)(0);
+  const int16 all = (int16)(-1);
   // Whether every tap of the run's windows loads whole vectors (the common case loads without checks): at
   // stride 1, 16 neighbouring columns; at stride 2, the even lanes of a 16-column load and the odd lanes of
   // the next one, started a column early so that no load passes the run's last column (1.2x as fast on
@@ -183,22 +206,23 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_r
     if (inside && stride_x == 1) {
       for (int kx = 0; kx < KW; ++kx) {
         const uint16 u = vload16(0, line + ix0 + kx);
-        TAKE(u, order_keys(u))
+        TAKE(u, all)
       }
     } else if (inside) {
       for (int kx = 0; kx < KW; ++kx) {
         __global const uint* p = line + ix0 + kx;
         const uint16 u = (uint16)(vload16(0, p).even, vload16(0, p + POOL_RUN - 1).odd);
-        TAKE(u, order_keys(u))
+        TAKE(u, all)
       }
     } else {
       for (int kx = 0; kx < KW; ++kx) {
         int16 valid;
         const uint16 u = tap_run_at_edge(line, ix0 + kx, stride_x, W, lanes, &valid);
-        TAKE(u, select((uint16)(0u), order_keys(u), valid))
+        TAKE(u, valid)
       }
     }
   }
+  if (native) best = select(best, as_uint16(best_value), seen);
   __global uint* dst = out + (ulong)row * (ulong)OW + (ulong)ox0;
   for (int j = 0; j < lead; ++j)
     out[(ulong)row * (ulong)OW + (ulong)j] =
@@ -210,4 +234,18 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_r
   uint values[POOL_RUN];
   vstore16(best, 0, values);
   for (int j = skip; j < end; ++j) dst[j] = values[j];
+}
+
+#define MAXPOOL_RUNS_PARAMETERS                                                                             \
+  __global const uint *restrict in, __global uint *restrict out, const int H, const int W, const int OH,  \
+      const int OW, const int KH, const int KW, const int stride_y, const int stride_x, const int pad_top, \
+      const int pad_left, const int total
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_runs(MAXPOOL_RUNS_PARAMETERS) {
+  maxpool_runs(in, out, H, W, OH, OW, KH, KW, stride_y, stride_x, pad_top, pad_left, total, false);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void maxpool_f32_runs_native_compare(
+    MAXPOOL_RUNS_PARAMETERS) {
+  maxpool_runs(in, out, H, W, OH, OW, KH, KW, stride_y, stride_x, pad_top, pad_left, total, true);
 }

@@ -69,6 +69,28 @@ inline Runtime& runtime_with_other_packing(Variant variant, int word_bits = 0) {
   return runtimes.emplace(key, std::move(rt)).first->second;
 }
 
+// The float max-pool's kernel over runs, written out from the documented rule: where the device reports
+// CL_FP_DENORM for single precision it compares floats (maxpool_f32_runs_native_compare), elsewhere order
+// keys (maxpool_f32_runs); `other` names the kernel the device does not choose.
+inline std::string maxpool_runs_kernel(const Runtime& rt, bool other = false) {
+  const bool denormals = (rt.device().getInfo<CL_DEVICE_SINGLE_FP_CONFIG>() & CL_FP_DENORM) != 0;
+  return denormals != other ? "maxpool_f32_runs_native_compare" : "maxpool_f32_runs";
+}
+
+// A runtime like runtime_for's whose float max-pool over runs takes the kernel the device does not choose
+// (RuntimeState::pool_compares_floats flipped), so that both run on every device. One per variant.
+inline Runtime& runtime_with_other_pool_compare(Variant variant) {
+  static std::map<Variant, Runtime> runtimes;
+  auto it = runtimes.find(variant);
+  if (it != runtimes.end()) return it->second;
+  runtime_for(variant);  // skips or fails as every device test does where there is no device
+  RuntimeOptions options;
+  options.variant = variant;
+  Runtime rt = Runtime::create(options);
+  rt.state()->pool_compares_floats = !detail::pools_compare_floats(rt.state()->profile);
+  return runtimes.emplace(variant, std::move(rt)).first->second;
+}
+
 // Whether the float pools (maxpool_f32_runs, avg_pool_f32_runs) should compute runs of 16 outputs per
 // work-item, written out from the documented rule: on the Global variant, for output rows of 16 or more, and
 // for narrower rows whose every window lies inside the input row at stride 1 or 2.

@@ -77,8 +77,9 @@ class BinaryMaxPool {
 
 // Float32 NCHW max-pool. The maximum is taken on order keys of the bit patterns (exact on every device; -0
 // and +0 tie and the first in row-major window order wins); NaN never wins. Bitwise equal to the reference.
-// The Global variant computes runs of 16 outputs of a row per work-item as vector lanes (maxpool_f32_runs),
-// the Local variant one output per work-item (maxpool_f32).
+// The Global variant computes runs of 16 outputs of a row per work-item as vector lanes (maxpool_f32_runs;
+// maxpool_f32_runs_native_compare, the same bits by float compares, where the device keeps subnormals), the
+// Local variant one output per work-item (maxpool_f32).
 class MaxPool {
  public:
   MaxPool(const Runtime& runtime, const PoolAttributes& attributes, const Shape& input);
@@ -87,7 +88,7 @@ class MaxPool {
   MaxPool& operator=(MaxPool&&) noexcept;
   const PoolGeometry& geometry() const;
   Shape output_shape() const;
-  const char* kernel() const;  // "maxpool_f32_runs" or "maxpool_f32"
+  const char* kernel() const;  // "maxpool_f32_runs", "maxpool_f32_runs_native_compare" or "maxpool_f32"
   cl::Event enqueue(const cl::Buffer& input, const cl::Buffer& output,
                     const std::vector<cl::Event>* wait = nullptr);
   std::vector<float> run(const float* x);

@@ -65,6 +65,7 @@ DeviceProfile profile_device(const cl::Device& device, int platform_index, int d
   i.driver_version = device.getInfo<CL_DRIVER_VERSION>();
   i.type = device_type_name(device.getInfo<CL_DEVICE_TYPE>());
   i.local_mem_is_local = device.getInfo<CL_DEVICE_LOCAL_MEM_TYPE>() == CL_LOCAL;
+  p.keeps_subnormals = (device.getInfo<CL_DEVICE_SINGLE_FP_CONFIG>() & CL_FP_DENORM) != 0;
   i.local_mem_size = static_cast<std::size_t>(device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>());
   i.max_work_group_size = device.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
   i.max_mem_alloc_size = static_cast<std::size_t>(device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>());
@@ -250,6 +251,10 @@ bool packs_in_vector_runs(const DeviceProfile& profile) {
   return profile.info.type == "CPU";
 }
 
+bool pools_compare_floats(const DeviceProfile& profile) {
+  return profile.keeps_subnormals;
+}
+
 std::vector<int> float_conv_column_candidates(TuneSearch /*search*/) {
   return {kFloatConvColumns, 16};
 }
@@ -286,7 +291,9 @@ std::string linear_build_options(std::size_t work_group_size, int word_bits) {
 const std::vector<NetworkProgram>& network_programs() {
   static const std::vector<NetworkProgram> programs = {
       {"threshold_pack.cl", {"threshold_pack"}, false},
-      {"binary_maxpool.cl", {"binary_maxpool", "maxpool_f32", "maxpool_f32_runs"}, false},
+      {"binary_maxpool.cl",
+       {"binary_maxpool", "maxpool_f32", "maxpool_f32_runs", "maxpool_f32_runs_native_compare"},
+       false},
       {"binary_fc.cl", {"binary_fc"}, true},
       {"convolution.cl", {"convolution", "convolution_1x1"}, false},
       {"group_convolution.cl", {"depthwise_convolution"}, false},

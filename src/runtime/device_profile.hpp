@@ -30,6 +30,9 @@ struct DeviceProfile {
   // Appended to every program's build options on this device (and so part of its cache keys); not in the
   // device-independent tables of all_build_option_sets, which CI compiles with -Werror.
   std::string extra_build_options;
+  // CL_DEVICE_SINGLE_FP_CONFIG has CL_FP_DENORM: the device keeps subnormal floats, so its float compares
+  // order them exactly (a device that flushes them to zero compares them equal to 0).
+  bool keeps_subnormals = false;
 };
 
 DeviceProfile profile_device(const cl::Device& device, int platform_index = 0, int device_index = 0);
@@ -116,6 +119,12 @@ bool float_conv_lanes_by_default(const DeviceProfile& profile);
 // runs and 0.39 ms a word per work-item) or one word per work-item (every other device: a GPU runs
 // work-items side by side, and runs left it 16 times fewer of them, each with a long loop).
 bool packs_in_vector_runs(const DeviceProfile& profile);
+
+// Whether the float max-pool over runs compares values as floats (maxpool_f32_runs_native_compare) rather
+// than as order keys of their bits (maxpool_f32_runs): where the device keeps subnormals, the two give the
+// same bits and the float compare is one instruction per tap (PoCL: a 64x112x112 3x3/2 pool 0.59 -> 0.40
+// ms).
+bool pools_compare_floats(const DeviceProfile& profile);
 
 // Work-group sizes for the one-dimensional kernels (packing, network layers), largest first.
 std::vector<std::size_t> linear_work_group_sizes();

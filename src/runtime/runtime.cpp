@@ -440,6 +440,7 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
                 "channel_pack_pixel_u8", "im2col_pack_word", "im2col_pack_units"},
                s->gemm.word_bits, s->im2col_pack, s->pack_work_group);
   s->pack_in_runs = detail::packs_in_vector_runs(s->profile);
+  s->pool_compares_floats = detail::pools_compare_floats(s->profile);
   s->tuning_mode = options.tuning.value_or(TuningMode::Use);
   detail::load_tuning(*s);
   return s;

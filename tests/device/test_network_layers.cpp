@@ -142,66 +142,108 @@ void maxpool_matches_reference(Variant variant) {
 // one vector (strides 1 and 2), runs cut by the input's edges or the row's end (and stride 3) lane by lane.
 // The values hold NaN, infinities, subnormals, -0 and +0 (a tie the first tap wins) and many equal values.
 void float_maxpool_over_wide_rows(Variant variant) {
-  Runtime& rt = runtime_for(variant);
-  Rng rng(320);
-  int checked = 0, in_runs = 0;
-  for (int trial = 0; trial < 30; ++trial) {
-    const Shape s{rng.uniform(1, 2), rng.uniform(1, 4), rng.uniform(1, 6), rng.uniform(16, 90)};
-    PoolAttributes a;
-    a.kernel = {rng.uniform(1, 3), rng.uniform(1, 4)};
-    a.strides = {rng.uniform(1, 2), trial % 3 + 1};
-    a.pads_begin = {rng.uniform(0, a.kernel[0] - 1), rng.uniform(0, a.kernel[1] - 1)};
-    a.pads_end = {rng.uniform(0, a.kernel[0] - 1), rng.uniform(0, a.kernel[1] - 1)};
-    a.rounding_type = rng.chance(50) ? RoundingType::Ceil : RoundingType::Floor;
-    try {
-      validate_pool(a, s);
-    } catch (const InvalidArgument&) {
-      continue;
+  for (const bool other : {false, true}) {  // the device's kernel over runs, then the other one
+    Runtime& rt = other ? runtime_with_other_pool_compare(variant) : runtime_for(variant);
+    Rng rng(320);
+    int checked = 0, in_runs = 0;
+    for (int trial = 0; trial < 30; ++trial) {
+      const Shape s{rng.uniform(1, 2), rng.uniform(1, 4), rng.uniform(1, 6), rng.uniform(16, 90)};
+      PoolAttributes a;
+      a.kernel = {rng.uniform(1, 3), rng.uniform(1, 4)};
+      a.strides = {rng.uniform(1, 2), trial % 3 + 1};
+      a.pads_begin = {rng.uniform(0, a.kernel[0] - 1), rng.uniform(0, a.kernel[1] - 1)};
+      a.pads_end = {rng.uniform(0, a.kernel[0] - 1), rng.uniform(0, a.kernel[1] - 1)};
+      a.rounding_type = rng.chance(50) ? RoundingType::Ceil : RoundingType::Floor;
+      try {
+        validate_pool(a, s);
+      } catch (const InvalidArgument&) {
+        continue;
+      }
+      INFO("trial " << trial << " shape " << to_string(s) << " kernel " << a.kernel[0] << "x" << a.kernel[1]
+                    << " strides " << a.strides[0] << "," << a.strides[1] << " pads " << a.pads_begin[0]
+                    << "," << a.pads_begin[1] << "/" << a.pads_end[0] << "," << a.pads_end[1]);
+      const std::vector<float> y = random_values(rng, s, {});
+      MaxPool pool(rt, a, s);
+      const bool runs = expect_pool_runs(variant, a, s);
+      CHECK(std::string(pool.kernel()) == (runs ? maxpool_runs_kernel(rt, other) : "maxpool_f32"));
+      in_runs += runs;
+      REQUIRE(same_bits(pool.run(y.data()), reference_maxpool(y.data(), s, a)));
+      ++checked;
     }
-    INFO("trial " << trial << " shape " << to_string(s) << " kernel " << a.kernel[0] << "x" << a.kernel[1]
-                  << " strides " << a.strides[0] << "," << a.strides[1] << " pads " << a.pads_begin[0] << ","
-                  << a.pads_begin[1] << "/" << a.pads_end[0] << "," << a.pads_end[1]);
-    const std::vector<float> y = random_values(rng, s, {});
-    MaxPool pool(rt, a, s);
-    const bool runs = expect_pool_runs(variant, a, s);
-    CHECK(std::string(pool.kernel()) == (runs ? "maxpool_f32_runs" : "maxpool_f32"));
-    in_runs += runs;
-    REQUIRE(same_bits(pool.run(y.data()), reference_maxpool(y.data(), s, a)));
-    ++checked;
+    REQUIRE(checked >= 20);
+    if (variant == Variant::Global) REQUIRE(in_runs >= 10);
   }
-  REQUIRE(checked >= 20);
-  if (variant == Variant::Global) REQUIRE(in_runs >= 10);
+}
+
+// Windows whose only numbers are -inf or -FLT_MAX, and windows of NaN only (no number: -FLT_MAX), among
+// -0, subnormals and ordinary values, in runs of both kernels: the float compare starts below every number
+// and counts the numbers it saw.
+void float_maxpool_windows_without_numbers(Variant variant) {
+  const float lowest = -std::numeric_limits<float>::max();
+  for (const bool other : {false, true}) {
+    Runtime& rt = other ? runtime_with_other_pool_compare(variant) : runtime_for(variant);
+    Rng rng(322);
+    int no_number = 0, only_minus_inf = 0;
+    for (int trial = 0; trial < 12; ++trial) {
+      const Shape s{1, 2, rng.uniform(2, 5), rng.uniform(33, 70)};
+      PoolAttributes a;
+      a.kernel = {rng.uniform(1, 2), rng.uniform(1, 3)};
+      a.strides = {1, trial % 2 + 1};
+      a.pads_begin = {0, rng.uniform(0, a.kernel[1] - 1)};
+      a.pads_end = {0, rng.uniform(0, a.kernel[1] - 1)};
+      INFO("trial " << trial << " shape " << to_string(s) << " kernel " << a.kernel[0] << "x" << a.kernel[1]
+                    << " stride " << a.strides[1] << " pads " << a.pads_begin[1] << "/" << a.pads_end[1]);
+      std::vector<float> y(static_cast<std::size_t>(count(s)));
+      for (float& v : y) {
+        const int r = rng.uniform(0, 9);
+        v = r < 5 ? kNaN : r < 7 ? -kInf : r < 8 ? lowest : r < 9 ? -0.0f : from_bits(0x80000001u);
+      }
+      MaxPool pool(rt, a, s);
+      CHECK(std::string(pool.kernel()) ==
+            (expect_pool_runs(variant, a, s) ? maxpool_runs_kernel(rt, other) : "maxpool_f32"));
+      const std::vector<float> want = reference_maxpool(y.data(), s, a);
+      REQUIRE(same_bits(pool.run(y.data()), want));
+      for (float v : want) {
+        no_number += std::memcmp(&v, &lowest, 4) == 0;
+        only_minus_inf += v == -kInf;
+      }
+    }
+    REQUIRE(no_number >= 20);  // -FLT_MAX: a window of NaN only, or whose best number was -FLT_MAX
+    REQUIRE(only_minus_inf >= 20);
+  }
 }
 
 // Rows narrower than a run of 16 outputs whose windows lie inside the input row (strides 1 and 2, no left
 // pad): on the Global variant one run per row whose spare lanes read on into the next rows; the tensor's last
 // rows, whose spare lanes would read past its end, lane by lane. Values as above.
 void float_maxpool_over_narrow_rows(Variant variant) {
-  Runtime& rt = runtime_for(variant);
-  Rng rng(321);
-  int narrow_runs = 0;
-  for (int trial = 0; trial < 24; ++trial) {
-    PoolAttributes a;
-    a.kernel = {rng.uniform(1, 3), rng.uniform(1, 3)};
-    a.strides = {rng.uniform(1, 2), trial % 2 + 1};
-    a.pads_begin = {rng.uniform(0, a.kernel[0] - 1), 0};
-    a.pads_end = {rng.uniform(0, a.kernel[0] - 1), 0};
-    const int out_width = rng.uniform(1, 15);
-    const Shape s{rng.uniform(1, 3), rng.uniform(1, 5), rng.uniform(a.kernel[0], 9),
-                  (out_width - 1) * a.strides[1] + a.kernel[1] + rng.uniform(0, a.strides[1] - 1)};
-    INFO("trial " << trial << " shape " << to_string(s) << " kernel " << a.kernel[0] << "x" << a.kernel[1]
-                  << " strides " << a.strides[0] << "," << a.strides[1] << " pads " << a.pads_begin[0] << "/"
-                  << a.pads_end[0]);
-    const std::vector<float> y = random_values(rng, s, {});
-    MaxPool pool(rt, a, s);
-    REQUIRE(pool.output_shape()[3] == out_width);
-    const bool runs = expect_pool_runs(variant, a, s);
-    REQUIRE(runs == (variant == Variant::Global));
-    CHECK(std::string(pool.kernel()) == (runs ? "maxpool_f32_runs" : "maxpool_f32"));
-    narrow_runs += runs;
-    REQUIRE(same_bits(pool.run(y.data()), reference_maxpool(y.data(), s, a)));
+  for (const bool other : {false, true}) {  // the device's kernel over runs, then the other one
+    Runtime& rt = other ? runtime_with_other_pool_compare(variant) : runtime_for(variant);
+    Rng rng(321);
+    int narrow_runs = 0;
+    for (int trial = 0; trial < 24; ++trial) {
+      PoolAttributes a;
+      a.kernel = {rng.uniform(1, 3), rng.uniform(1, 3)};
+      a.strides = {rng.uniform(1, 2), trial % 2 + 1};
+      a.pads_begin = {rng.uniform(0, a.kernel[0] - 1), 0};
+      a.pads_end = {rng.uniform(0, a.kernel[0] - 1), 0};
+      const int out_width = rng.uniform(1, 15);
+      const Shape s{rng.uniform(1, 3), rng.uniform(1, 5), rng.uniform(a.kernel[0], 9),
+                    (out_width - 1) * a.strides[1] + a.kernel[1] + rng.uniform(0, a.strides[1] - 1)};
+      INFO("trial " << trial << " shape " << to_string(s) << " kernel " << a.kernel[0] << "x" << a.kernel[1]
+                    << " strides " << a.strides[0] << "," << a.strides[1] << " pads " << a.pads_begin[0]
+                    << "/" << a.pads_end[0]);
+      const std::vector<float> y = random_values(rng, s, {});
+      MaxPool pool(rt, a, s);
+      REQUIRE(pool.output_shape()[3] == out_width);
+      const bool runs = expect_pool_runs(variant, a, s);
+      REQUIRE(runs == (variant == Variant::Global));
+      CHECK(std::string(pool.kernel()) == (runs ? maxpool_runs_kernel(rt, other) : "maxpool_f32"));
+      narrow_runs += runs;
+      REQUIRE(same_bits(pool.run(y.data()), reference_maxpool(y.data(), s, a)));
+    }
+    if (variant == Variant::Global) REQUIRE(narrow_runs == 24);
   }
-  if (variant == Variant::Global) REQUIRE(narrow_runs == 24);
 }
 
 // Strides and pads near INT_MAX: window corners beyond 32 bits (py * stride - pad) on either side of the
@@ -317,6 +359,8 @@ XNORCL_VARIANT_TEST("float max-pool over rows of several runs of 16 equals its r
                     float_maxpool_over_wide_rows)
 XNORCL_VARIANT_TEST("float max-pool over rows narrower than a run of 16 equals its reference", "[layers]",
                     float_maxpool_over_narrow_rows)
+XNORCL_VARIANT_TEST("float max-pool windows of NaN, -inf and -FLT_MAX only equal their references",
+                    "[layers]", float_maxpool_windows_without_numbers)
 XNORCL_VARIANT_TEST("max-pools with strides and pads near INT_MAX equal their references", "[layers]",
                     maxpool_with_huge_attributes)
 XNORCL_VARIANT_TEST("binary fully-connected equals its reference, float and packed output", "[layers]",

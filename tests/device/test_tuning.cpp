@@ -277,7 +277,7 @@ void work_group_candidates(Variant variant) {
   for (const char* k : {"Add", "activation_f32", "avg_pool_f32", "concat_copy", "transpose_copy",
                         "depthwise_convolution", "threshold_pack", "binary_maxpool", "binary_fc"})
     CHECK(kernels.count(k) == 1);
-  CHECK(kernels.count(variant == Variant::Global ? "maxpool_f32_runs" : "maxpool_f32") == 1);
+  CHECK(kernels.count(variant == Variant::Global ? maxpool_runs_kernel(rt) : "maxpool_f32") == 1);
   CHECK(ran > 6 * 9 * 7);
 }
 XNORCL_VARIANT_TEST("tuning: every work-group size of the one-dimensional ops computes the default's values",

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -381,30 +382,41 @@ int run(Variant variant, Kept& kept) {
     Shape input;
     bool narrow;
   };
-  for (const PoolCase& c : {PoolCase{1, 3, 1, {1, 3, 5, 70}, false}, PoolCase{2, 3, 1, {1, 3, 5, 70}, false},
-                            PoolCase{1, 3, 0, {2, 3, 4, 13}, true}, PoolCase{2, 2, 0, {2, 3, 4, 14}, true}}) {
-    const Shape& pool_in = c.input;
-    PoolAttributes pa;
-    pa.kernel = {3, c.kernel_x};
-    pa.strides = {c.stride, c.stride};
-    pa.pads_begin = {1, c.pad_x};
-    pa.pads_end = {1, c.pad_x};
-    std::vector<float> values(static_cast<std::size_t>(pool_in[0] * pool_in[1] * pool_in[2] * pool_in[3]));
-    for (float& v : values) v = static_cast<float>(rng.uniform(-8, 8)) * 0.25f;
-    kept.pools.push_back(std::make_unique<MaxPool>(rt, pa, pool_in));
-    MaxPool& pool = *kept.pools.back();
-    const Shape pool_out = pool.output_shape();
-    const std::size_t n = static_cast<std::size_t>(pool_out[0] * pool_out[1] * pool_out[2] * pool_out[3]);
-    const cl::Buffer pool_y = scratch(kept, rt, n * 4);
-    const std::vector<float> got =
-        download<float>(rt, pool_y, n, pool.enqueue(upload(kept, rt, values), pool_y));
-    const std::vector<float> want = reference_maxpool(values.data(), pool_in, pa);
-    const bool pool_ok = got.size() == want.size() && std::memcmp(got.data(), want.data(), n * 4) == 0;
-    std::cout << to_string(variant) << ": float max-pool" << (c.narrow ? " over narrow rows" : "")
-              << ", stride " << c.stride << " (" << pool.kernel() << ") "
-              << (pool_ok ? "bitwise equal" : "FAILED") << "\n";
-    failures += pool_ok ? 0 : 1;
-  }
+  // Both kernels over runs: order keys and float compares (RuntimeState::pool_compares_floats).
+  const bool device_compares_floats = rt.state()->pool_compares_floats;
+  for (const bool compare_floats : {false, true})
+    for (const PoolCase& c :
+         {PoolCase{1, 3, 1, {1, 3, 5, 70}, false}, PoolCase{2, 3, 1, {1, 3, 5, 70}, false},
+          PoolCase{1, 3, 0, {2, 3, 4, 13}, true}, PoolCase{2, 2, 0, {2, 3, 4, 14}, true}}) {
+      rt.state()->pool_compares_floats = compare_floats;
+      const Shape& pool_in = c.input;
+      PoolAttributes pa;
+      pa.kernel = {3, c.kernel_x};
+      pa.strides = {c.stride, c.stride};
+      pa.pads_begin = {1, c.pad_x};
+      pa.pads_end = {1, c.pad_x};
+      std::vector<float> values(static_cast<std::size_t>(pool_in[0] * pool_in[1] * pool_in[2] * pool_in[3]));
+      for (float& v : values) {
+        const int r = rng.uniform(0, 19);
+        v = r == 0   ? std::numeric_limits<float>::quiet_NaN()
+            : r == 1 ? -std::numeric_limits<float>::infinity()
+                     : static_cast<float>(rng.uniform(-8, 8)) * 0.25f;
+      }
+      kept.pools.push_back(std::make_unique<MaxPool>(rt, pa, pool_in));
+      MaxPool& pool = *kept.pools.back();
+      const Shape pool_out = pool.output_shape();
+      const std::size_t n = static_cast<std::size_t>(pool_out[0] * pool_out[1] * pool_out[2] * pool_out[3]);
+      const cl::Buffer pool_y = scratch(kept, rt, n * 4);
+      const std::vector<float> got =
+          download<float>(rt, pool_y, n, pool.enqueue(upload(kept, rt, values), pool_y));
+      const std::vector<float> want = reference_maxpool(values.data(), pool_in, pa);
+      const bool pool_ok = got.size() == want.size() && std::memcmp(got.data(), want.data(), n * 4) == 0;
+      std::cout << to_string(variant) << ": float max-pool" << (c.narrow ? " over narrow rows" : "")
+                << ", stride " << c.stride << " (" << pool.kernel() << ") "
+                << (pool_ok ? "bitwise equal" : "FAILED") << "\n";
+      failures += pool_ok ? 0 : 1;
+    }
+  rt.state()->pool_compares_floats = device_compares_floats;
 
   failures += one_node_graphs(kept, rt, rng, variant);
   failures += work_group_sizes(kept, rt, rng, variant);
