@@ -122,6 +122,23 @@ typedef word_t count_t;
     pp += P_pad;                           \
   }
 
+// A work-item's TM x TN accumulators, zeroed.
+#define ZERO_ACCUMULATORS(acc)                                                          \
+  _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {                                   \
+    _Pragma("unroll") for (int j_ = 0; j_ < TN; ++j_) acc[i_][j_] = 0u;                 \
+  }
+
+// The fused GEMMs' Global block: first column p0 and channel o0, acc summed over K (steps_k = 0 for a block
+// in the tile padding, which stores nothing; it does not return, so that every work-item reaches the fused
+// packing's barrier).
+#define FUSED_GLOBAL_BLOCK                                          \
+  const int p0 = (int)get_global_id(0) * TN;                        \
+  const int o0 = (int)get_global_id(1) * TM;                        \
+  const int steps_k = (p0 < P && o0 < M) ? Kw : 0;                  \
+  __global const word_t* fp = filters + o0;                         \
+  __global const word_t* pp = patches + p0;                         \
+  ACCUMULATE_GLOBAL(steps_k);
+
 // Local variant: per step the work-group (work-item `linear_id` of WG*WG) stages KT words of a TILE_M x
 // TILE_N tile in As and Bs (coalesced loads; words w >= Kw are zero), then each work-item reads rows
 // lid1 + i*WG and columns lid0 + j*WG. Rows kk >= Kw - kb hold zeros and are skipped, so a small K (a
@@ -322,11 +339,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
     __global const int* restrict s_table, const int OW, const int oy0, const int oy_lo, const int oy_hi,
     const int ox_lo, const int ox_hi, const int row_classes, const int column_classes) {
   count_t acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-#pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = 0u;
-  }
+  ZERO_ACCUMULATORS(acc)
   // The pad fold's geometry (used only where correct = 1: a branch uniform over the NDRange).
   PAD_FOLD_FROM_ARGUMENTS(fold);
 
@@ -467,11 +480,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   __local uchar flags[TILE_N * TILE_M];  // [column][channel]: one bit per byte
 #endif
   count_t acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-#pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = 0u;
-  }
+  ZERO_ACCUMULATORS(acc)
   const int packs = out_mode == 2 || also_packed;  // the values' bits go to words
   PAD_FOLD_FROM_ARGUMENTS(fold);
   const int lid0 = (int)get_local_id(0);
@@ -480,13 +489,8 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   const int group_o0 = (int)get_group_id(1) * TILE_M;
 
 #if LOCAL_VARIANT == 0
-  const int p0 = (int)get_global_id(0) * TN;
-  const int o0 = (int)get_global_id(1) * TM;
+  FUSED_GLOBAL_BLOCK
   const int o_first = o0, o_step = 1, p_first = p0, p_step = 1;
-  const int steps_k = (p0 < P && o0 < M) ? Kw : 0;
-  __global const word_t* fp = filters + o0;
-  __global const word_t* pp = patches + p0;
-  ACCUMULATE_GLOBAL(steps_k);
 #if TN % 4 == 0
   ulong first;
   int cls[TN], folds;
@@ -608,23 +612,14 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 // the host picks it where a chunk's positions per image are a multiple of TN (so no block crosses an image or
 // ends past P) and the output is floats only (modes 0, 1 and 3, no also_packed). Same arguments, same
 // accumulation and the same run epilogue, so the same bits; without xnor_gemm_fused's column-by-column
-// path in the same function PoCL compiles the run path alone into faster code (about 10-20% of a stage-1
-// step of Bi-Real Net-18, whose K is only 9 words).
+// path in the same function PoCL compiles the run path alone into faster code (the GEMM of a stage-1 step of
+// Bi-Real Net-18, whose K is only 9 words, 10% faster; 5-6% at stages 2 and 3).
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused_runs(
     FUSED_GEMM_PARAMETERS) {
   count_t acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-#pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = 0u;
-  }
+  ZERO_ACCUMULATORS(acc)
   PAD_FOLD_FROM_ARGUMENTS(fold);
-  const int p0 = (int)get_global_id(0) * TN;
-  const int o0 = (int)get_global_id(1) * TM;
-  const int steps_k = (p0 < P && o0 < M) ? Kw : 0;
-  __global const word_t* fp = filters + o0;
-  __global const word_t* pp = patches + p0;
-  ACCUMULATE_GLOBAL(steps_k);
+  FUSED_GLOBAL_BLOCK
   ulong first;
   int cls[TN], folds;
   if (steps_k > 0 && image_run(p0, per_image, M, n0, OHW, row_offset, correct, oy0, &fold, &first, cls, &folds))
