@@ -128,6 +128,14 @@ NoiseVerdict judge_noise(const PeakRates& before, const PeakRates& after,
                          const std::vector<TimedSeries>& series);
 NoiseVerdict not_judged(const std::string& why);
 
+// The order in which `networks` networks run in repetition `rep` of `network`'s timing: the binary network,
+// its float32 twin and, where some steps are tuned, the binary network in its default configurations
+// (indices 0, 1, 2). The first and the last swap places every other repetition, so that each of the two
+// binary networks follows the twin, whose larger buffers leave the caches cold, as often as the other: in
+// a fixed order the default configurations always ran right after the twin, and steps whose tuning had
+// kept the default read 1.07-1.13x slower there than the same kernels in the tuned network.
+std::vector<std::size_t> turn_order(int rep, std::size_t networks);
+
 // ---- layers ----------------------------------------------------------------------------------------------
 
 // One layer: the single descriptor both the checks and the timings use.

@@ -280,14 +280,14 @@ void summarize_timings(Timed& t) {
   t.device_stats = summarize(t.device);
 }
 
-// The networks take turns (the binary network, its float twin, the binary network in its default
-// configurations where some steps are tuned), so that all see the same machine.
+// The networks take turns (turn_order: the binary network, its float twin, the binary network in its
+// default configurations where some steps are tuned), so that all see the same machine.
 void time_together(const Options& o, const std::vector<std::pair<xnorcl::Model*, Timed*>>& runs,
                    const std::map<std::string, xnorcl::Tensor>& inputs) {
   for (int i = 0; i < o.warmup; ++i)
     for (const auto& [model, timed] : runs) model->run(inputs);
   for (int i = 0; i < o.reps; ++i)
-    for (const auto& [model, timed] : runs) run_and_record(*model, inputs, *timed);
+    for (std::size_t k : turn_order(i, runs.size())) run_and_record(*runs[k].first, inputs, *runs[k].second);
   for (const auto& [model, timed] : runs) summarize_timings(*timed);
 }
 

@@ -42,6 +42,13 @@ double quartile_spread(const Stats& s) {
   return s.q3 / s.q1;
 }
 
+std::vector<std::size_t> turn_order(int rep, std::size_t networks) {
+  std::vector<std::size_t> order(networks);
+  for (std::size_t i = 0; i < networks; ++i) order[i] = i;
+  if (networks == 3 && rep % 2 == 1) std::swap(order[0], order[2]);
+  return order;
+}
+
 NoiseVerdict not_judged(const std::string& why) {
   NoiseVerdict v;
   v.why_not_judged = why;

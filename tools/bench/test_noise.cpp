@@ -2,6 +2,8 @@
 // The bench's noise verdict on synthetic figures (no device, no timing).
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "bench.hpp"
 
 using namespace xnorcl_bench;
@@ -105,4 +107,23 @@ TEST_CASE("a stage above the peak fails a measuring run, not a --quick smoke run
   CHECK(invalid_run(run));
   run.options.quick = true;  // short peak kernels often measure the peak too low
   CHECK_FALSE(invalid_run(run));
+}
+
+TEST_CASE("the tuned and the default network follow the float twin equally often", "[noise]") {
+  // Two networks (no tuned steps): the binary network, then its twin, every repetition.
+  for (int rep = 0; rep < 4; ++rep) REQUIRE(turn_order(rep, 2) == std::vector<std::size_t>{0, 1});
+  // Three: the tuned (0) and the default (2) network swap places every other repetition.
+  REQUIRE(turn_order(0, 3) == std::vector<std::size_t>{0, 1, 2});
+  REQUIRE(turn_order(1, 3) == std::vector<std::size_t>{2, 1, 0});
+  REQUIRE(turn_order(2, 3) == std::vector<std::size_t>{0, 1, 2});
+  // Over the sequence of 20 repetitions, the network that runs right after the twin (index 1).
+  std::map<std::size_t, int> after_twin;
+  std::size_t previous = 99;
+  for (int rep = 0; rep < 20; ++rep)
+    for (std::size_t k : turn_order(rep, 3)) {
+      if (previous == 1) ++after_twin[k];
+      previous = k;
+    }
+  REQUIRE(after_twin[0] == 10);
+  REQUIRE(after_twin[2] == 10);
 }
