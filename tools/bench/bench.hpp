@@ -133,7 +133,7 @@ NoiseVerdict not_judged(const std::string& why);
 // (indices 0, 1, 2). The first and the last swap places every other repetition, so that each of the two
 // binary networks follows the twin, whose larger buffers leave the caches cold, as often as the other: in
 // a fixed order the default configurations always ran right after the twin, and steps whose tuning had
-// kept the default read 1.07-1.13x slower there than the same kernels in the tuned network.
+// kept the default, the same kernels in both networks, read 0.90-1.13x of each other's times.
 std::vector<std::size_t> turn_order(int rep, std::size_t networks);
 
 // ---- layers ----------------------------------------------------------------------------------------------
