@@ -52,6 +52,16 @@ inline Runtime& runtime_for(Variant variant, int word_bits = 0) {
   }
 }
 
+// A runtime of its own with runtime_for's options, for helpers that change its state (runtime_for's is
+// shared).
+inline Runtime separate_runtime(Variant variant, int word_bits = 0) {
+  runtime_for(variant, word_bits);  // skips or fails as every device test does where there is no device
+  RuntimeOptions options;
+  options.variant = variant;
+  if (word_bits) options.word_bits = word_bits;
+  return Runtime::create(options);
+}
+
 // A runtime like runtime_for's whose channel-packed layouts pack in the geometry the device does not choose
 // (detail::packs_in_vector_runs: vector runs on CPU devices, a word per work-item elsewhere), so that both
 // run on every device. One per variant and word size per process.
@@ -60,11 +70,7 @@ inline Runtime& runtime_with_other_packing(Variant variant, int word_bits = 0) {
   const auto key = std::make_pair(variant, word_bits);
   auto it = runtimes.find(key);
   if (it != runtimes.end()) return it->second;
-  runtime_for(variant, word_bits);  // skips or fails as every device test does where there is no device
-  RuntimeOptions options;
-  options.variant = variant;
-  if (word_bits) options.word_bits = word_bits;
-  Runtime rt = Runtime::create(options);
+  Runtime rt = separate_runtime(variant, word_bits);
   rt.state()->pack_in_runs = !detail::packs_in_vector_runs(rt.state()->profile);
   return runtimes.emplace(key, std::move(rt)).first->second;
 }
@@ -83,10 +89,7 @@ inline Runtime& runtime_with_other_pool_compare(Variant variant) {
   static std::map<Variant, Runtime> runtimes;
   auto it = runtimes.find(variant);
   if (it != runtimes.end()) return it->second;
-  runtime_for(variant);  // skips or fails as every device test does where there is no device
-  RuntimeOptions options;
-  options.variant = variant;
-  Runtime rt = Runtime::create(options);
+  Runtime rt = separate_runtime(variant);
   rt.state()->pool_compares_floats = !detail::pools_compare_floats(rt.state()->profile);
   return runtimes.emplace(variant, std::move(rt)).first->second;
 }
