@@ -51,11 +51,13 @@ struct TunedStep {
 
 struct TuneReport {
   std::vector<TunedStep> classes;
-  bool stopped = false;   // stop_requested cut the search short (the rest kept their default)
-  std::string file;       // the tuning file written, or "" (not stored)
-  double seconds = 0;     // wall time of the tuning
-  double default_ms = 0;  // whole model, median device time per run, default configurations
-  double tuned_ms = 0;    // the same with the tuned configurations
+  bool stopped = false;  // stop_requested cut the search short (the rest kept their default)
+  std::string file;      // the tuning file written, or "" (not stored)
+  double seconds = 0;    // wall time of the tuning
+  // The whole model's median device time per run in its default and in its tuned configurations, the two
+  // models timed in turn after the search (one figure for both where tuning kept every default).
+  double default_ms = 0;
+  double tuned_ms = 0;
 };
 
 // Tunes every tunable step of `graph` on the runtime's device (a profiling queue is required) and keeps the

@@ -64,29 +64,58 @@ std::map<std::string, Tensor> random_inputs(const Graph& graph) {
   return inputs;
 }
 
+// The times of one model's runs, gathered run by run.
+class Series {
+ public:
+  void add(const Model& model) {
+    const std::vector<double> ms = ModelAccess::step_milliseconds(model);
+    per_step_.resize(ms.size());
+    double total = 0;
+    for (std::size_t s = 0; s < ms.size(); ++s) {
+      per_step_[s].push_back(ms[s]);
+      total += ms[s];
+    }
+    totals_.push_back(total);
+  }
+  Measurement medians(std::map<std::string, Tensor> outputs) const {
+    Measurement m;
+    for (const auto& v : per_step_) m.step_ms.push_back(median(v));
+    m.model_ms = median(totals_);
+    m.outputs = std::move(outputs);
+    return m;
+  }
+
+ private:
+  std::vector<std::vector<double>> per_step_;
+  std::vector<double> totals_;
+};
+
+// Each model warmed up (first launches compile on some drivers, and a CPU device's threads and caches
+// settle), then run `repetitions` times, the models taking turns (turn_order): a device whose speed drifts
+// during the series (a phone warming up, a neighbour's load) slows them alike.
+std::vector<Measurement> measure_in_turn(const std::vector<Model*>& models,
+                                         const std::map<std::string, Tensor>& inputs, int repetitions) {
+  std::vector<std::map<std::string, Tensor>> outputs;
+  for (Model* model : models) {
+    outputs.push_back(model->run(inputs));
+    model->run(inputs);
+  }
+  std::vector<Series> series(models.size());
+  for (int r = 0; r < repetitions; ++r) {
+    for (std::size_t k : turn_order(r, models.size())) {
+      models[k]->run(inputs);
+      series[k].add(*models[k]);
+    }
+  }
+  std::vector<Measurement> result;
+  for (std::size_t k = 0; k < models.size(); ++k) result.push_back(series[k].medians(std::move(outputs[k])));
+  return result;
+}
+
 Measurement measure(const Runtime& runtime, const Graph& graph, const std::map<std::string, Tensor>& inputs,
                     int repetitions) {
   Model model(runtime, graph);
-  Measurement m;
-  // Warm-up: first launches compile on some drivers, and a CPU device's threads and caches settle.
-  m.outputs = model.run(inputs);
-  model.run(inputs);
-  std::vector<std::vector<double>> per_step;
-  std::vector<double> totals;
-  for (int r = 0; r < repetitions; ++r) {
-    model.run(inputs);
-    const std::vector<double> ms = ModelAccess::step_milliseconds(model);
-    per_step.resize(ms.size());
-    double total = 0;
-    for (std::size_t s = 0; s < ms.size(); ++s) {
-      per_step[s].push_back(ms[s]);
-      total += ms[s];
-    }
-    totals.push_back(total);
-  }
-  for (const auto& v : per_step) m.step_ms.push_back(median(v));
-  m.model_ms = median(totals);
-  return m;
+  return measure_in_turn({&model}, inputs, repetitions)[0];
 }
 
 bool same_bits(const std::map<std::string, Tensor>& a, const std::map<std::string, Tensor>& b) {
@@ -202,16 +231,20 @@ class Tuner {
     // default time is the better of the two, so noise cannot make a candidate look faster than it is.
     const Measurement again = measure(runtime_, graph_, inputs_, reps_);
     for (auto& [name, c] : classes_) c.ms[0] = std::min(c.ms[0], class_ms(c, again));
-    report.default_ms = std::min(base_.model_ms, again.model_ms);
   }
 
   // Picks each class's fastest candidate, confirms the picks in one run together, and keeps them in the
-  // table; returns the entries to store (classes measured in full, or with a confirmed winner).
+  // table; returns the entries to store (classes measured in full, or with a confirmed winner). The report's
+  // whole-model figures come from the kept configurations and the defaults timed in turn, so that they
+  // compare.
   std::map<std::string, std::string> finish(TuneReport& report) {
     std::map<std::string, std::size_t> picks;
     for (const auto& [name, c] : classes_) picks[name] = fastest(c);
     confirm(picks);
+    for (const auto& [name, c] : classes_) keep(name, c.candidates[0]);
+    Model defaults(runtime_, graph_);
     std::map<std::string, std::string> results;
+    bool differs = false;
     for (const auto& [name, c] : classes_) {
       const std::size_t best = picks[name];
       report.classes.push_back(summary(name, c, best));
@@ -222,9 +255,18 @@ class Tuner {
       } else {
         keep(name, c.previous);
       }
+      const std::optional<std::string> kept = state_.tuning.find(name);
+      differs |= kept && *kept != c.candidates[0];
     }
     finished_ = true;
-    report.tuned_ms = measure(runtime_, graph_, inputs_, reps_).model_ms;
+    if (differs) {
+      Model tuned(runtime_, graph_);
+      const std::vector<Measurement> m = measure_in_turn({&tuned, &defaults}, inputs_, reps_);
+      report.tuned_ms = m[0].model_ms;
+      report.default_ms = m[1].model_ms;
+    } else {  // the same configurations: one figure, not two draws of the noise
+      report.default_ms = report.tuned_ms = measure_in_turn({&defaults}, inputs_, reps_)[0].model_ms;
+    }
     return results;
   }
 
@@ -275,20 +317,29 @@ class Tuner {
     return c.ms[best] < c.ms[0] * (1 - kNoiseMargin) ? best : 0;
   }
 
-  // The picks run together once, then the defaults right after them; a pick not faster beyond noise than
-  // both its default's earlier time and this one falls back to it. The second guards against a device that
-  // got quieter (or busier) since the rounds: picks measured in a quiet stretch must also beat defaults
-  // measured beside them.
+  // The picks run together, in turn with the defaults (measure_in_turn); a pick not faster beyond noise than
+  // both its default's time in the rounds and its default's time beside it falls back to the default. The
+  // second guards against a device that got quieter (or busier) since the rounds: picks measured in a quiet
+  // stretch must also beat the defaults run beside them. Taking turns, rather than one series after the
+  // other, keeps a drift of the device's speed during the confirmation from favouring either.
   void confirm(std::map<std::string, std::size_t>& picks) {
     if (std::all_of(picks.begin(), picks.end(), [](const auto& p) { return p.second == 0; })) return;
-    for (const auto& [name, c] : classes_) keep(name, c.candidates[picks[name]]);
     try {
-      const Measurement m = measure(runtime_, graph_, inputs_, reps_);
+      for (const auto& [name, c] : classes_) keep(name, c.candidates[picks[name]]);
+      Model picked(runtime_, graph_);
       for (const auto& [name, c] : classes_) keep(name, c.candidates[0]);
-      const Measurement beside = measure(runtime_, graph_, inputs_, reps_);
+      Model defaults(runtime_, graph_);
+      const std::vector<Measurement> m = measure_in_turn({&picked, &defaults}, inputs_, reps_);
+      if (!same_bits(m[0].outputs, base_.outputs)) {
+        warn(state_,
+             "the tuned configurations together computed other outputs than the defaults; they are "
+             "dropped (a driver fault?)");
+        for (auto& p : picks) p.second = 0;
+        return;
+      }
       for (const auto& [name, c] : classes_) {
-        const double default_ms = std::min(c.ms[0], class_ms(c, beside));
-        if (picks[name] != 0 && !(class_ms(c, m) < default_ms * (1 - kNoiseMargin))) picks[name] = 0;
+        const double default_ms = std::min(c.ms[0], class_ms(c, m[1]));
+        if (picks[name] != 0 && !(class_ms(c, m[0]) < default_ms * (1 - kNoiseMargin))) picks[name] = 0;
       }
     } catch (const Error& e) {
       warn(state_, std::string("the tuned configurations failed together and are dropped: ") + e.what());

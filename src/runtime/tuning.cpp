@@ -224,6 +224,12 @@ void warn(const RuntimeState& state, const std::string& message) {
     std::cerr << "xnorcl: warning: " << message << "\n";
 }
 
+std::vector<std::size_t> turn_order(int rep, std::size_t count) {
+  std::vector<std::size_t> order(count);
+  for (std::size_t k = 0; k < count; ++k) order[k] = rep % 2 == 0 ? k : count - 1 - k;
+  return order;
+}
+
 std::optional<int> config_value(const std::string& config, const std::string& key) {
   std::istringstream words(config);
   std::string word;

@@ -65,6 +65,11 @@ void load_tuning(RuntimeState& state);
 // A warning: through RuntimeOptions::log ("warning: ..."), else on stderr.
 void warn(const RuntimeState& state, const std::string& message);
 
+// The order in which `count` models run in repetition `rep` of a series that times them in turn: as listed,
+// reversed every other repetition, so that each runs before each other one as often as after it (the
+// tuner's confirmation of its picks beside the defaults).
+std::vector<std::size_t> turn_order(int rep, std::size_t count);
+
 // "key=value key=value" configurations: the value of `key`, or nothing when absent or not a number.
 std::optional<int> config_value(const std::string& config, const std::string& key);
 

@@ -402,7 +402,9 @@ TEST_CASE("tuning: stopping early keeps what was measured and leaves the rest al
   const TuneReport r = tune(rt, bireal18(small_network()), o);
   CHECK(r.stopped);
   for (const TunedStep& t : r.classes) CHECK(t.candidates == 1);  // the defaults alone
-  CHECK(r.file.empty());                                          // nothing complete to store
+  CHECK(r.default_ms > 0);
+  CHECK(r.tuned_ms == r.default_ms);  // the same configurations: one measurement, not two draws of noise
+  CHECK(r.file.empty());              // nothing complete to store
   CHECK_FALSE(std::filesystem::exists(file));
 }
 
