@@ -215,7 +215,8 @@ TEST_CASE("tuning: every search starts with the default and fits the device", "[
 
 // The tuner confirms its picks in a series where the picks and the defaults take turns: each model runs once
 // per repetition, and each runs before each other one in half of the repetitions, so that neither always
-// follows the other (on the AVX2 machine a fixed order read 0.90-1.13x between identical kernels).
+// follows the other (in xnorcl-bench, a fixed order read identical kernels at 0.90-1.13x of each other on an
+// AVX2 machine).
 TEST_CASE("tuning: models timed in turn each run first as often as last", "[host]") {
   for (std::size_t count : {1u, 2u, 3u}) {
     std::map<std::pair<std::size_t, std::size_t>, int> before;  // (a, b): repetitions where a ran before b
