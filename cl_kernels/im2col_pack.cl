@@ -175,7 +175,9 @@ DEFINE_IM2COL_PACK(im2col_pack_u8, uchar, LOAD_BITS_U8)
 // are contiguous in the plane; g = image*runs_per_image + run) and channel word cw. A full run reads each
 // channel's PACK_RUN floats with one vload and keys them with vector operations (the same order key as
 // order_key(), lane by lane), so the CPU's vector units do the work without relying on a vectoriser; the run
-// that ends an image's rows is done pixel by pixel (no read past the rows).
+// that ends an image's rows is done pixel by pixel (no read past the rows). channel_pack_f32_native_compare
+// compares a full run's floats with the threshold as floats instead (one compare where the keys take a
+// dozen operations), which the host picks where the device keeps subnormals: the same bits.
 #define PACK_RUN 16
 // Order keys of 16 bit patterns compared with t: exactly order_key(u) > t lane by lane (-1 true, 0 false).
 inline int16 key_greater16(const uint16 u, const uint t) {
@@ -185,13 +187,22 @@ inline int16 key_greater16(const uint16 u, const uint t) {
   key = select(key, (uint16)0x80000000u, magnitude == (uint16)0u); /* -0 == +0 */
   return (key > (uint16)t) & (magnitude <= (uint16)0x7f800000u); /* NaN: false */
 }
+// The threshold whose order key is `key`: order_key's inverse (thresholds are never NaN; key(-0) gives +0).
+inline float threshold_of_key(const uint key) {
+  return as_float((key & 0x80000000u) ? key ^ 0x80000000u : ~key);
+}
+// key_greater16 as one float compare: the same answers where the device keeps subnormal floats (the host's
+// rule, floats_compare_exactly): NaN compares false, -0 and +0 are equal, every other value in IEEE order.
+inline int16 float_greater16(const uint16 u, const uint t) {
+  return as_float16(u) > (float16)(threshold_of_key(t));
+}
 #define VLOAD_BITS_F32(ptr, index) vload16(0, (ptr) + (index))
 #define VLOAD_BITS_U8(ptr, index) as_uint16(convert_float16(vload16(0, (ptr) + (index))))
-#define DEFINE_CHANNEL_PACK(NAME, TYPE, LOAD_BITS, VLOAD_BITS)                                                 \
+#define DEFINE_CHANNEL_PACK(NAME, TYPE, LOAD_BITS, VLOAD_BITS, GREATER16)                                     \
   __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
-      __global const TYPE* restrict x, __global word_t* restrict packed,                                     \
-      __global const uint* restrict thr_keys, const int C_IN, const int H, const int W, const int Cw,        \
-      const int n0, const int iy_first, const int iy_count, const int runs_per_image, const int runs) {      \
+      __global const TYPE* restrict x, __global word_t* restrict packed,                                      \
+      __global const uint* restrict thr_keys, const int C_IN, const int H, const int W, const int Cw,         \
+      const int n0, const int iy_first, const int iy_count, const int runs_per_image, const int runs) {       \
     const int g = (int)get_global_id(0);                                                                      \
     const int cw = (int)get_global_id(1);                                                                     \
     if (g >= runs) return;                                                                                    \
@@ -206,17 +217,17 @@ inline int16 key_greater16(const uint16 u, const uint t) {
     const int count = min(WORD_BITS, C_IN - c0);                                                              \
     __global word_t* out = packed + ((ulong)image * (ulong)per_image + (ulong)r0) * (ulong)Cw + (ulong)cw;    \
     if (n_pixels == PACK_RUN) {                                                                               \
-      /* Bits 0..31 of the 16 words in lo, bits 32..63 in hi. */                                             \
+      /* Bits 0..31 of the 16 words in lo, bits 32..63 in hi. */                                              \
       uint16 lo = (uint16)0u;                                                                                 \
       uint16 hi = (uint16)0u;                                                                                 \
       ulong index = first;                                                                                    \
       const int count_lo = min(count, 32);                                                                    \
       for (int j = 0; j < count_lo; ++j) {                                                                    \
-        lo |= as_uint16(key_greater16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << j);           \
+        lo |= as_uint16(GREATER16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << j);               \
         index += plane;                                                                                       \
       }                                                                                                       \
       for (int j = 32; j < count; ++j) {                                                                      \
-        hi |= as_uint16(key_greater16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << (j - 32));    \
+        hi |= as_uint16(GREATER16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << (j - 32));        \
         index += plane;                                                                                       \
       }                                                                                                       \
       STORE_RUN(out, lo, hi, Cw);                                                                             \
@@ -251,8 +262,9 @@ inline int16 key_greater16(const uint16 u, const uint t) {
     }                                                                                                         \
   } while (0)
 
-DEFINE_CHANNEL_PACK(channel_pack_f32, uint, LOAD_BITS_F32, VLOAD_BITS_F32)
-DEFINE_CHANNEL_PACK(channel_pack_u8, uchar, LOAD_BITS_U8, VLOAD_BITS_U8)
+DEFINE_CHANNEL_PACK(channel_pack_f32, uint, LOAD_BITS_F32, VLOAD_BITS_F32, key_greater16)
+DEFINE_CHANNEL_PACK(channel_pack_f32_native_compare, uint, LOAD_BITS_F32, VLOAD_BITS_F32, float_greater16)
+DEFINE_CHANNEL_PACK(channel_pack_u8, uchar, LOAD_BITS_U8, VLOAD_BITS_U8, key_greater16)
 
 // Run g of `run` output columns (im2col_pack_words, im2col_pack_rows): output line (image * rows + row of the
 // chunk) and first column ox0 (the last run of a line may be shorter). Quotients and remainders written out

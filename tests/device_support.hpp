@@ -83,15 +83,25 @@ inline std::string maxpool_runs_kernel(const Runtime& rt, bool other = false) {
   return denormals != other ? "maxpool_f32_runs_native_compare" : "maxpool_f32_runs";
 }
 
-// A runtime like runtime_for's whose float max-pool over runs takes the kernel the device does not choose
-// (RuntimeState::pool_compares_floats flipped), so that both run on every device. One per variant.
-inline Runtime& runtime_with_other_pool_compare(Variant variant) {
-  static std::map<Variant, Runtime> runtimes;
-  auto it = runtimes.find(variant);
+// The channel packing's kernel for float input in vector runs, by the same rule: float compares
+// (channel_pack_f32_native_compare) where the device reports CL_FP_DENORM, else order keys
+// (channel_pack_f32).
+inline std::string channel_pack_runs_kernel(const Runtime& rt, bool other = false) {
+  const bool denormals = (rt.device().getInfo<CL_DEVICE_SINGLE_FP_CONFIG>() & CL_FP_DENORM) != 0;
+  return denormals != other ? "channel_pack_f32_native_compare" : "channel_pack_f32";
+}
+
+// A runtime like runtime_for's whose float max-pool over runs and channel packing in runs take the kernels
+// the device does not choose (RuntimeState::floats_compare_exactly flipped), so that both run on every
+// device. One per variant and word size per process.
+inline Runtime& runtime_with_other_float_compare(Variant variant, int word_bits = 0) {
+  static std::map<std::pair<Variant, int>, Runtime> runtimes;
+  const auto key = std::make_pair(variant, word_bits);
+  auto it = runtimes.find(key);
   if (it != runtimes.end()) return it->second;
-  Runtime rt = separate_runtime(variant);
-  rt.state()->pool_compares_floats = !detail::pools_compare_floats(rt.state()->profile);
-  return runtimes.emplace(variant, std::move(rt)).first->second;
+  Runtime rt = separate_runtime(variant, word_bits);
+  rt.state()->floats_compare_exactly = !detail::compares_floats_exactly(rt.state()->profile);
+  return runtimes.emplace(key, std::move(rt)).first->second;
 }
 
 // Whether the float pools (maxpool_f32_runs, avg_pool_f32_runs) should compute runs of 16 outputs per

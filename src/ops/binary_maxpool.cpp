@@ -159,17 +159,17 @@ struct PoolLaunch {
 };
 
 // binary_maxpool on packed bits; on floats maxpool_f32, or where pools_in_runs says so maxpool_f32_runs (or
-// its float-compare twin, RuntimeState::pool_compares_floats).
+// its float-compare twin, RuntimeState::floats_compare_exactly).
 PoolLaunch make_pool(const Runtime& runtime, const PoolAttributes& a, const Shape& input, bool binary,
                      const char* what) {
   const auto& s = detail::runtime_state(runtime, what);
   PoolLaunch p{runtime, a, validate_pool(a, input), false, "", {}, 1, {}};
   check_layer_shape(p.geometry.output, what);
   p.runs = !binary && detail::pools_in_runs(runtime.variant(), p.geometry, a);
-  p.kernel_name = binary                    ? "binary_maxpool"
-                  : !p.runs                 ? "maxpool_f32"
-                  : s->pool_compares_floats ? "maxpool_f32_runs_native_compare"
-                                            : "maxpool_f32_runs";
+  p.kernel_name = binary                      ? "binary_maxpool"
+                  : !p.runs                   ? "maxpool_f32"
+                  : s->floats_compare_exactly ? "maxpool_f32_runs_native_compare"
+                                              : "maxpool_f32_runs";
   const detail::RuntimeState::LinearProgram program = detail::tuned_linear_program(
       *s, "binary_maxpool.cl", detail::pool_tuning_class(p.kernel_name, p.geometry, a), p.tuning);
   p.wg = program.work_group;

@@ -251,7 +251,7 @@ bool packs_in_vector_runs(const DeviceProfile& profile) {
   return profile.info.type == "CPU";
 }
 
-bool pools_compare_floats(const DeviceProfile& profile) {
+bool compares_floats_exactly(const DeviceProfile& profile) {
   return profile.keeps_subnormals;
 }
 

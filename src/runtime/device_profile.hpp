@@ -120,11 +120,13 @@ bool float_conv_lanes_by_default(const DeviceProfile& profile);
 // work-items side by side, and runs left it 16 times fewer of them, each with a long loop).
 bool packs_in_vector_runs(const DeviceProfile& profile);
 
-// Whether the float max-pool over runs compares values as floats (maxpool_f32_runs_native_compare) rather
-// than as order keys of their bits (maxpool_f32_runs): where the device keeps subnormals, the two give the
-// same bits and the float compare is one instruction per tap (PoCL: a 64x112x112 3x3/2 pool 0.59 -> 0.40
-// ms).
-bool pools_compare_floats(const DeviceProfile& profile);
+// Whether the device's float compares order every value exactly (it keeps subnormals), so that kernels that
+// compare floats may compare them as floats rather than as order keys of their bits: the same answers, one
+// instruction where the keys take several. Taken by the float max-pool over runs
+// (maxpool_f32_runs_native_compare: PoCL, a 64x112x112 3x3/2 pool 0.59 -> 0.40 ms) and the binarization of
+// channel-packed layouts in vector runs (channel_pack_f32_native_compare: PoCL, 64 x 56 x 56 channels 1.27x,
+// 256 x 14 x 14 1.45x).
+bool compares_floats_exactly(const DeviceProfile& profile);
 
 // Work-group sizes for the one-dimensional kernels (packing, network layers), largest first.
 std::vector<std::size_t> linear_work_group_sizes();

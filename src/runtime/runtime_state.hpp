@@ -43,9 +43,10 @@ struct RuntimeState {
   // packs_in_vector_runs(profile): which kernels of im2col_pack pack the channel-packed layout (both compute
   // the same words; the tests run each on every device by setting this before making layers).
   bool pack_in_runs = true;
-  // pools_compare_floats(profile): which kernel the float max-pool over runs takes (the same bits; the tests
-  // run both on every device by setting this before making layers).
-  bool pool_compares_floats = false;
+  // compares_floats_exactly(profile): which kernels the float max-pool over runs and the channel packing in
+  // runs take (float compares or order keys: the same bits; the tests run both on every device by setting
+  // this before making layers).
+  bool floats_compare_exactly = false;
   cl::Program xnor_gemm;  // kernel xnor_gemm
   GemmConfig gemm;
 

@@ -335,11 +335,11 @@ void plan_reports_launches(Variant variant) {
   require_kernels_ran(conv, variant, c.uint8_input);
 }
 
-// Channel-packed layouts in both packing geometries (vector runs, a word per work-item), with both word
-// sizes: runs that end inside and at a row's end, 1 to 3 channel words (one vector store, strided stores,
-// a partial last word), pads wider than the run, stride 2, dilation, uint8 input, every pad class, a layer
-// split into row chunks, batches. The geometry is the plan's, and the runtime's choice where it is not
-// forced.
+// Channel-packed layouts in both packing geometries (vector runs, a word per work-item) and, in runs, both
+// binarizations of floats (float compares, order keys), with both word sizes: runs that end inside and at a
+// row's end, 1 to 3 channel words (one vector store, strided stores, a partial last word), pads wider than
+// the run, stride 2, dilation, uint8 input, every pad class, a layer split into row chunks, batches. The
+// geometry and kernel are the plan's, and the runtime's choice where they are not forced.
 void channel_packed_edges(Variant variant) {
   const std::vector<LayerEdge> edges = {
       {{1, 64, 7, 7}, {9, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0.0f, false, 0},
@@ -349,8 +349,12 @@ void channel_packed_edges(Variant variant) {
       {{2, 120, 11, 16}, {7, 120, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0.0f, true, 6000},
   };
   for (int word_bits : {32, 64}) {
-    for (bool other : {false, true}) {
-      Runtime& rt = other ? runtime_with_other_packing(variant, word_bits) : runtime_for(variant, word_bits);
+    for (const char* runtime : {"default", "other packing", "other float compare"}) {
+      const bool other = runtime == std::string("other packing");
+      const bool other_compare = runtime == std::string("other float compare");
+      Runtime& rt = other           ? runtime_with_other_packing(variant, word_bits)
+                    : other_compare ? runtime_with_other_float_compare(variant, word_bits)
+                                    : runtime_for(variant, word_bits);
       const detail::RuntimeState& s = *rt.state();
       REQUIRE(s.pack_in_runs == (detail::packs_in_vector_runs(s.profile) != other));
       for (std::size_t i = 0; i < edges.size(); ++i) {
@@ -362,13 +366,13 @@ void channel_packed_edges(Variant variant) {
         c.attributes.input_thresholds.resize(static_cast<std::size_t>(e.input[1]));
         for (float& t : c.attributes.input_thresholds) t = static_cast<float>(rng.uniform(-2, 4)) + 0.5f;
         fill_data(c, rng);
-        INFO("word_bits " << word_bits << ", packing in runs " << s.pack_in_runs);
+        INFO("word_bits " << word_bits << ", " << runtime << " runtime, packing in runs " << s.pack_in_runs);
         const Plan plan = checked_plan(rt, variant, c, e.chunk_budget);
         INFO(plan.to_string());
         REQUIRE(plan.channel_packed);
         // The plan names the float kernel: a run's input type picks the u8 one.
         REQUIRE(plan.launches.front().kernel ==
-                (s.pack_in_runs ? "channel_pack_f32" : "channel_pack_pixel_f32"));
+                (s.pack_in_runs ? channel_pack_runs_kernel(rt, other_compare) : "channel_pack_pixel_f32"));
         if (e.chunk_budget) REQUIRE(plan.chunks >= 2);
       }
     }
@@ -388,10 +392,35 @@ void random_batch_other_packing(Variant variant, int batch) {
   CHECK(channel_packed);
 }
 
+// The random configurations on a runtime whose channel packing in runs binarizes floats the other way (float
+// compares or order keys; a third of the cases hold -0, subnormals, NaN and infinities, and thresholds of
+// -0, subnormals and infinities).
+void random_batch_other_float_compare(Variant variant, int batch) {
+  Runtime& rt = runtime_with_other_float_compare(variant);
+  int packed_in_runs = 0;
+  for (int i = 0; i < kCasesPerBatch; ++i) {
+    const ConvCase c = random_case(std::uint64_t(1000) * batch + i);
+    check_case_on(rt, variant, c);
+    const Plan plan = BinaryConvolution(rt, c.attributes, c.input, c.make_filter()).plan();
+    packed_in_runs += !c.uint8_input && plan.launches.front().kernel == channel_pack_runs_kernel(rt, true);
+  }
+  // Where the device packs in runs (CPU devices), the kernel it does not choose ran on some of them.
+  if (rt.state()->pack_in_runs) CHECK(packed_in_runs >= 3);
+}
+
 }  // namespace
 
 XNORCL_VARIANT_TEST("channel-packed layouts at their edges, in both packing geometries", "[conv][channel]",
                     channel_packed_edges)
+
+#define XNORCL_RANDOM_BATCH_OTHER_FLOAT_COMPARE(b)                                                   \
+  static void random_batch_other_float_compare_##b(Variant v) {                                      \
+    random_batch_other_float_compare(v, b);                                                          \
+  }                                                                                                  \
+  XNORCL_VARIANT_TEST("random configurations, the other float compare, batch " #b, "[conv][random]", \
+                      random_batch_other_float_compare_##b)
+XNORCL_RANDOM_BATCH_OTHER_FLOAT_COMPARE(2)
+XNORCL_RANDOM_BATCH_OTHER_FLOAT_COMPARE(5)
 
 #define XNORCL_RANDOM_BATCH_OTHER_PACKING(b)                                                            \
   static void random_batch_other_packing_##b(Variant v) {                                               \

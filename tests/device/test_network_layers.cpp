@@ -143,7 +143,7 @@ void maxpool_matches_reference(Variant variant) {
 // The values hold NaN, infinities, subnormals, -0 and +0 (a tie the first tap wins) and many equal values.
 void float_maxpool_over_wide_rows(Variant variant) {
   for (const bool other : {false, true}) {  // the device's kernel over runs, then the other one
-    Runtime& rt = other ? runtime_with_other_pool_compare(variant) : runtime_for(variant);
+    Runtime& rt = other ? runtime_with_other_float_compare(variant) : runtime_for(variant);
     Rng rng(320);
     int checked = 0, in_runs = 0;
     for (int trial = 0; trial < 30; ++trial) {
@@ -181,7 +181,7 @@ void float_maxpool_over_wide_rows(Variant variant) {
 void float_maxpool_windows_without_numbers(Variant variant) {
   const float lowest = -std::numeric_limits<float>::max();
   for (const bool other : {false, true}) {
-    Runtime& rt = other ? runtime_with_other_pool_compare(variant) : runtime_for(variant);
+    Runtime& rt = other ? runtime_with_other_float_compare(variant) : runtime_for(variant);
     Rng rng(322);
     int no_number = 0, only_minus_inf = 0;
     for (int trial = 0; trial < 12; ++trial) {
@@ -218,7 +218,7 @@ void float_maxpool_windows_without_numbers(Variant variant) {
 // rows, whose spare lanes would read past its end, lane by lane. Values as above.
 void float_maxpool_over_narrow_rows(Variant variant) {
   for (const bool other : {false, true}) {  // the device's kernel over runs, then the other one
-    Runtime& rt = other ? runtime_with_other_pool_compare(variant) : runtime_for(variant);
+    Runtime& rt = other ? runtime_with_other_float_compare(variant) : runtime_for(variant);
     Rng rng(321);
     int narrow_runs = 0;
     for (int trial = 0; trial < 24; ++trial) {

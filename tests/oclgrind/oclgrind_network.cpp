@@ -382,13 +382,13 @@ int run(Variant variant, Kept& kept) {
     Shape input;
     bool narrow;
   };
-  // Both kernels over runs: order keys and float compares (RuntimeState::pool_compares_floats).
-  const bool device_compares_floats = rt.state()->pool_compares_floats;
+  // Both kernels over runs: order keys and float compares (RuntimeState::floats_compare_exactly).
+  const bool device_compares_floats = rt.state()->floats_compare_exactly;
   for (const bool compare_floats : {false, true})
     for (const PoolCase& c :
          {PoolCase{1, 3, 1, {1, 3, 5, 70}, false}, PoolCase{2, 3, 1, {1, 3, 5, 70}, false},
           PoolCase{1, 3, 0, {2, 3, 4, 13}, true}, PoolCase{2, 2, 0, {2, 3, 4, 14}, true}}) {
-      rt.state()->pool_compares_floats = compare_floats;
+      rt.state()->floats_compare_exactly = compare_floats;
       const Shape& pool_in = c.input;
       PoolAttributes pa;
       pa.kernel = {3, c.kernel_x};
@@ -416,7 +416,7 @@ int run(Variant variant, Kept& kept) {
                 << (pool_ok ? "bitwise equal" : "FAILED") << "\n";
       failures += pool_ok ? 0 : 1;
     }
-  rt.state()->pool_compares_floats = device_compares_floats;
+  rt.state()->floats_compare_exactly = device_compares_floats;
 
   failures += one_node_graphs(kept, rt, rng, variant);
   failures += work_group_sizes(kept, rt, rng, variant);

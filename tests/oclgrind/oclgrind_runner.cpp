@@ -62,6 +62,9 @@ struct OclgrindCase {
   // Channel-packed layouts in vector runs (CPU devices' geometry) rather than Oclgrind's own, a word per
   // work-item (detail::packs_in_vector_runs: Oclgrind reports itself as a GPU too).
   bool vector_runs = false;
+  // Float input in vector runs binarized by float compares (channel_pack_f32_native_compare) rather than by
+  // order keys (RuntimeState::floats_compare_exactly, set for each case).
+  bool float_compares = false;
 };
 
 ConvCase make_case(const std::string& name, std::uint64_t seed, Shape x, Shape f,
@@ -174,27 +177,30 @@ std::vector<OclgrindCase> cases() {
   // shorter last run per image); im2col_pack_words and im2col_pack_rows in runs of 16 output columns (whole
   // runs inside the row, across its ends (lanes in the pad), a shorter last run per row, dilation, and the
   // zero columns past P).
-  t.push_back(
-      {Variant::Global, 0,
-       make_case("channel runs Cw=1 v=0", 31, {1, 20, 3, 37}, {5, 20, 3, 3},
-                 explicit_pads({1, 1}, {1, 1}, 0.0f), false, InputKind::Floats, BitOrder::MsbFirst, true),
-       0, true});
+  for (const bool float_compares : {false, true})
+    t.push_back({Variant::Global, 0,
+                 make_case(std::string("channel runs Cw=1 v=0") + (float_compares ? ", float compares" : ""),
+                           31, {1, 20, 3, 37}, {5, 20, 3, 3}, explicit_pads({1, 1}, {1, 1}, 0.0f), false,
+                           InputKind::Floats, BitOrder::MsbFirst, true),
+                 0, true, float_compares});
   t.push_back({Variant::Global, 0,
                make_case("64-bit words channel runs Cw=1 v=0.5 N=2", 32, {2, 40, 3, 20}, {6, 40, 3, 3},
                          explicit_pads({1, 1}, {1, 1}, 0.5f), true, InputKind::SmallInteger,
                          BitOrder::MsbFirst, true),
                64, true});
-  t.push_back({Variant::Global, 0,
-               make_case(
-                   "channel runs Cw=2 d2 v=+1", 35, {1, 33, 4, 21}, {4, 33, 2, 3},
-                   [](BinaryConvolution::Attributes& a) {
-                     a.pads_begin = {1, 2};
-                     a.pads_end = {0, 2};
-                     a.dilations = {2, 2};
-                     a.pad_value = 1.0f;
-                   },
-                   false, InputKind::Floats, BitOrder::MsbFirst, true),
-               0, true});
+  for (const bool float_compares : {false, true})
+    t.push_back({Variant::Global, 0,
+                 make_case(
+                     std::string("channel runs Cw=2 d2 v=+1") + (float_compares ? ", float compares" : ""),
+                     35, {1, 33, 4, 21}, {4, 33, 2, 3},
+                     [](BinaryConvolution::Attributes& a) {
+                       a.pads_begin = {1, 2};
+                       a.pads_end = {0, 2};
+                       a.dilations = {2, 2};
+                       a.pad_value = 1.0f;
+                     },
+                     false, InputKind::Floats, BitOrder::MsbFirst, true),
+                 0, true, float_compares});
   t.push_back(
       {Variant::Local, 0,
        make_case("64-bit words channel runs Cw=2 v=-1", 36, {1, 120, 2, 18}, {3, 120, 1, 2},
@@ -279,6 +285,7 @@ int run_cases(std::size_t first, std::size_t count) {
     Runtime& rt = *chosen;
     // Layers take the geometry when they are made: set for each.
     rt.state()->pack_in_runs = oc.vector_runs || detail::packs_in_vector_runs(rt.state()->profile);
+    rt.state()->floats_compare_exactly = oc.float_compares;
     std::cout << "[" << i << "] " << describe(c) << "\n";
     if (oc.chunk_budget) {
       ::setenv("XNORCL_MAX_CHUNK_BYTES", std::to_string(oc.chunk_budget).c_str(), 1);
@@ -303,7 +310,10 @@ int run_cases(std::size_t first, std::size_t count) {
     const bool runs = rt.state()->pack_in_runs;
     const std::vector<std::string> packing =
         conv.plan().channel_packed
-            ? (runs ? std::vector<std::string>{"channel_pack_" + type, "im2col_pack_words"}
+            ? (runs ? std::vector<std::string>{"channel_pack_" + type +
+                                                   (oc.float_compares && !c.uint8_input ? "_native_compare"
+                                                                                        : ""),
+                                               "im2col_pack_words"}
                     : std::vector<std::string>{"channel_pack_pixel_" + type, "im2col_pack_word"})
         : conv.plan().bit_rows ? std::vector<std::string>{"row_pack_" + type, "im2col_pack_rows"}
                                : std::vector<std::string>{"im2col_pack_" + type};

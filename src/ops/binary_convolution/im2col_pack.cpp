@@ -7,10 +7,13 @@
 namespace xnorcl::detail {
 
 Im2colPackLauncher::Im2colPackLauncher(const RuntimeState& state)
-    : work_group_(state.pack_work_group), runs_(state.pack_in_runs) {
+    : work_group_(state.pack_work_group),
+      runs_(state.pack_in_runs),
+      compare_floats_(state.floats_compare_exactly) {
   f32_ = make_kernel(state.im2col_pack, kernel_name(false), state.device, work_group_);
   u8_ = make_kernel(state.im2col_pack, kernel_name(true), state.device, work_group_);
-  channel_f32_ = make_kernel(state.im2col_pack, kernel_name(false, true, runs_), state.device, work_group_);
+  channel_f32_ = make_kernel(state.im2col_pack, kernel_name(false, true, runs_, compare_floats_),
+                             state.device, work_group_);
   channel_u8_ = make_kernel(state.im2col_pack, kernel_name(true, true, runs_), state.device, work_group_);
   words_ = make_kernel(state.im2col_pack, words_kernel_name(runs_), state.device, work_group_);
   row_f32_ = make_kernel(state.im2col_pack, row_kernel_name(false), state.device, work_group_);
@@ -37,8 +40,11 @@ std::int64_t Im2colPackLauncher::output_runs(const LayerDims& d, const Chunk& c)
   return std::int64_t(c.n_count) * c.rows * ((d.OW + kOutputRun - 1) / kOutputRun);
 }
 
-const char* Im2colPackLauncher::kernel_name(bool uint8_input, bool channel_packed, bool runs) {
-  if (channel_packed && runs) return uint8_input ? "channel_pack_u8" : "channel_pack_f32";
+const char* Im2colPackLauncher::kernel_name(bool uint8_input, bool channel_packed, bool runs,
+                                            bool compare_floats) {
+  if (channel_packed && runs && !uint8_input)
+    return compare_floats ? "channel_pack_f32_native_compare" : "channel_pack_f32";
+  if (channel_packed && runs) return "channel_pack_u8";
   if (channel_packed) return uint8_input ? "channel_pack_pixel_u8" : "channel_pack_pixel_f32";
   return uint8_input ? "im2col_pack_u8" : "im2col_pack_f32";
 }
@@ -75,7 +81,7 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
     out.push_back(l);
     return out;
   }
-  l.kernel = kernel_name(uint8_input, true, runs_);
+  l.kernel = kernel_name(uint8_input, true, runs_, compare_floats_);
   l.global = {
       static_cast<std::size_t>(round_up(runs_ ? channel_pack_runs(d, c) : channel_pack_pixels(d, c), wg)),
       static_cast<std::size_t>(d.Cw)};

@@ -25,8 +25,10 @@ class Im2colPackLauncher {
   explicit Im2colPackLauncher(const RuntimeState& state);
 
   // The kernel that reads X (the one every run of the layout enqueues first); `runs`: the channel-packed
-  // layout's vector runs (RuntimeState::pack_in_runs), else its word per work-item.
-  static const char* kernel_name(bool uint8_input, bool channel_packed = false, bool runs = true);
+  // layout's vector runs (RuntimeState::pack_in_runs), else its word per work-item; `compare_floats`: runs
+  // of floats binarized by float compares (RuntimeState::floats_compare_exactly), else by order keys.
+  static const char* kernel_name(bool uint8_input, bool channel_packed = false, bool runs = true,
+                                 bool compare_floats = false);
   static const char* packed_input_kernel_name() { return "im2col_pack_units"; }
   static const char* words_kernel_name(bool runs = true) {
     return runs ? "im2col_pack_words" : "im2col_pack_word";
@@ -58,7 +60,8 @@ class Im2colPackLauncher {
  private:
   cl::Kernel f32_, u8_, channel_f32_, channel_u8_, words_, row_f32_, row_u8_, rows_, units_;
   std::size_t work_group_ = 1;
-  bool runs_ = true;  // RuntimeState::pack_in_runs when this object was made
+  bool runs_ = true;             // RuntimeState::pack_in_runs when this object was made
+  bool compare_floats_ = false;  // RuntimeState::floats_compare_exactly when this object was made
 };
 
 }  // namespace xnorcl::detail
