@@ -413,24 +413,17 @@ void random_batch_other_float_compare(Variant variant, int batch) {
 XNORCL_VARIANT_TEST("channel-packed layouts at their edges, in both packing geometries", "[conv][channel]",
                     channel_packed_edges)
 
-#define XNORCL_RANDOM_BATCH_OTHER_FLOAT_COMPARE(b)                                                   \
-  static void random_batch_other_float_compare_##b(Variant v) {                                      \
-    random_batch_other_float_compare(v, b);                                                          \
-  }                                                                                                  \
-  XNORCL_VARIANT_TEST("random configurations, the other float compare, batch " #b, "[conv][random]", \
-                      random_batch_other_float_compare_##b)
-XNORCL_RANDOM_BATCH_OTHER_FLOAT_COMPARE(2)
-XNORCL_RANDOM_BATCH_OTHER_FLOAT_COMPARE(5)
-
-#define XNORCL_RANDOM_BATCH_OTHER_PACKING(b)                                                            \
-  static void random_batch_other_packing_##b(Variant v) {                                               \
-    random_batch_other_packing(v, b);                                                                   \
-  }                                                                                                     \
-  XNORCL_VARIANT_TEST("random configurations, the other packing geometry, batch " #b, "[conv][random]", \
-                      random_batch_other_packing_##b)
-XNORCL_RANDOM_BATCH_OTHER_PACKING(1)
-XNORCL_RANDOM_BATCH_OTHER_PACKING(4)
-XNORCL_RANDOM_BATCH_OTHER_PACKING(7)
+// Batch b of the random configurations on a runtime of another choice: `run(variant, b)`.
+#define XNORCL_RANDOM_BATCH_OF(run, what, b) \
+  static void run##_##b(Variant v) {         \
+    run(v, b);                               \
+  }                                          \
+  XNORCL_VARIANT_TEST("random configurations, " what ", batch " #b, "[conv][random]", run##_##b)
+XNORCL_RANDOM_BATCH_OF(random_batch_other_float_compare, "the other float compare", 2)
+XNORCL_RANDOM_BATCH_OF(random_batch_other_float_compare, "the other float compare", 5)
+XNORCL_RANDOM_BATCH_OF(random_batch_other_packing, "the other packing geometry", 1)
+XNORCL_RANDOM_BATCH_OF(random_batch_other_packing, "the other packing geometry", 4)
+XNORCL_RANDOM_BATCH_OF(random_batch_other_packing, "the other packing geometry", 7)
 
 XNORCL_VARIANT_TEST("OpenVINO's nine published cases in both bit orders", "[conv][openvino]",
                     openvino_published_cases)
