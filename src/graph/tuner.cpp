@@ -240,9 +240,9 @@ class Tuner {
   std::map<std::string, std::string> finish(TuneReport& report) {
     std::map<std::string, std::size_t> picks;
     for (const auto& [name, c] : classes_) picks[name] = fastest(c);
-    confirm(picks);
     for (const auto& [name, c] : classes_) keep(name, c.candidates[0]);
-    Model defaults(runtime_, graph_);
+    Model defaults(runtime_, graph_);  // beside the picks in confirm, and beside what is kept below
+    confirm(picks, defaults);
     std::map<std::string, std::string> results;
     bool differs = false;
     for (const auto& [name, c] : classes_) {
@@ -322,13 +322,11 @@ class Tuner {
   // second guards against a device that got quieter (or busier) since the rounds: picks measured in a quiet
   // stretch must also beat the defaults run beside them. Taking turns, rather than one series after the
   // other, keeps a drift of the device's speed during the confirmation from favouring either.
-  void confirm(std::map<std::string, std::size_t>& picks) {
+  void confirm(std::map<std::string, std::size_t>& picks, Model& defaults) {
     if (std::all_of(picks.begin(), picks.end(), [](const auto& p) { return p.second == 0; })) return;
     try {
       for (const auto& [name, c] : classes_) keep(name, c.candidates[picks[name]]);
       Model picked(runtime_, graph_);
-      for (const auto& [name, c] : classes_) keep(name, c.candidates[0]);
-      Model defaults(runtime_, graph_);
       const std::vector<Measurement> m = measure_in_turn({&picked, &defaults}, inputs_, reps_);
       if (!same_bits(m[0].outputs, base_.outputs)) {
         warn(state_,
