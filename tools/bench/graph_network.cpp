@@ -248,9 +248,17 @@ std::vector<StepRow> make_rows(const xnorcl::Model& model) {
   return rows;
 }
 
-// One network's timings: its steps and its whole-run device and wall times per repetition.
+// One kernel's device time in a run, summed over its launches in every step, per repetition.
+struct KernelRow {
+  int launches = 0;               // per run
+  std::vector<double> device_ms;  // per repetition
+  Stats device;
+};
+
+// One network's timings: its steps, its kernels and its whole-run device and wall times per repetition.
 struct Timed {
   std::vector<StepRow> rows;
+  std::map<std::string, KernelRow> kernels;
   std::vector<double> wall, device;
   Stats wall_stats, device_stats;
   std::int64_t macs() const {
@@ -260,22 +268,42 @@ struct Timed {
   }
 };
 
+// The kernel a stage time names: "step kernel", or the step alone where the step runs one launch, whose
+// kernel is then the first word of the step's description ("maxpool_f32_runs 1x64x56x56 ...").
+std::string kernel_of_stage(const std::string& stage, const std::vector<StepRow>& rows) {
+  const std::size_t space = stage.find(' ');
+  if (space != std::string::npos) return stage.substr(space + 1);
+  for (const StepRow& r : rows)
+    if (r.name == stage) return r.description.substr(0, r.description.find(' '));
+  return stage;
+}
+
 void run_and_record(xnorcl::Model& model, const std::map<std::string, xnorcl::Tensor>& inputs, Timed& t) {
   const auto t0 = Clock::now();
   model.run(inputs);
   t.wall.push_back(seconds_since(t0) * 1e3);
   double total = 0;
   std::map<std::string, double> per_step;
+  std::map<std::string, std::pair<int, double>> per_kernel;  // launches, milliseconds
   for (const xnorcl::StageTime& s : model.last_stage_times()) {
     per_step[s.kernel.substr(0, s.kernel.find(' '))] += s.milliseconds;
+    auto& k = per_kernel[kernel_of_stage(s.kernel, t.rows)];
+    ++k.first;
+    k.second += s.milliseconds;
     total += s.milliseconds;
   }
   for (StepRow& r : t.rows) r.device_ms.push_back(per_step[r.name]);
+  for (const auto& [name, k] : per_kernel) {
+    KernelRow& row = t.kernels[name];
+    row.launches = k.first;
+    row.device_ms.push_back(k.second);
+  }
   t.device.push_back(total);
 }
 
 void summarize_timings(Timed& t) {
   for (StepRow& r : t.rows) r.device = summarize(r.device_ms);
+  for (auto& [name, k] : t.kernels) k.device = summarize(k.device_ms);
   t.wall_stats = summarize(t.wall);
   t.device_stats = summarize(t.device);
 }
@@ -348,6 +376,21 @@ void print_steps(const char* title, const std::vector<StepRow>& rows, const Peak
     std::printf("%-*s %12lld %10.3f %10.3f %10.3f  %s\n", name_width, r.name.c_str(),
                 static_cast<long long>(r.macs), r.device.min, r.device.median, r.device.max, share.c_str());
   }
+}
+
+// Where a network's device time goes by kernel, the largest first: each kernel's time summed over its
+// launches in a run (medians over the runs, so the shares need not add up to 100%).
+void print_kernels(const Timed& t) {
+  std::vector<std::pair<std::string, const KernelRow*>> sorted;
+  for (const auto& [name, k] : t.kernels) sorted.emplace_back(name, &k);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.second->device.median > b.second->device.median; });
+  std::printf(
+      "\nbinary network by kernel (each kernel's launches in a run summed; medians over the runs):\n");
+  std::printf("%-36s %8s %10s  %s\n", "kernel", "launches", "median ms", "share of device time");
+  for (const auto& [name, k] : sorted)
+    std::printf("%-36s %8d %10.3f  %5.1f%%\n", name.c_str(), k->launches, k->device.median,
+                100.0 * k->device.median / std::max(1e-9, t.device_stats.median));
 }
 
 // The whole-network figures the targets and the files share.
@@ -511,6 +554,14 @@ void write_json(const std::string& path, const Report& r) {
   if (r.default_configs) j.value("default_configs_device_median_ms", r.default_configs->device_stats.median);
   write_steps(j, "steps", r.binary.rows);
   write_steps(j, "float32_twin_steps", r.twin.rows);
+  j.begin_array("kernels");
+  for (const auto& [name, k] : r.binary.kernels)
+    j.begin_object()
+        .value("kernel", name)
+        .value("launches", k.launches)
+        .value("device_median_ms", k.device.median)
+        .end_object();
+  j.end_array();
   j.end_object();
   out << "\n";
 }
@@ -594,8 +645,8 @@ int run_graph_network(const Options& o) {
   std::fprintf(stderr, "checking every step of the float32 twin from the device's own inputs\n");
   const Check twin_check = check_twin_steps(twin, w.inputs);
 
-  Timed binary{make_rows(model), {}, {}, {}, {}}, floating{make_rows(twin), {}, {}, {}, {}};
-  Timed default_configs{make_rows(model), {}, {}, {}, {}};
+  Timed binary{make_rows(model), {}, {}, {}, {}, {}}, floating{make_rows(twin), {}, {}, {}, {}, {}};
+  Timed default_configs{make_rows(model), {}, {}, {}, {}, {}};
   std::vector<std::pair<xnorcl::Model*, Timed*>> runs = {{&model, &binary}, {&twin, &floating}};
   if (defaults) runs.emplace_back(&*defaults, &default_configs);
   time_together(o, runs, w.inputs);
@@ -613,6 +664,7 @@ int run_graph_network(const Options& o) {
   const std::vector<Target> targets = network_targets(o, figures, info.noise);
   print_steps("binary network:", binary.rows, info.peak);
   print_steps("float32 twin:", floating.rows, info.peak);
+  print_kernels(binary);
   print_summary(o, binary, floating, figures, check, twin_check, model.plan(), info.peak);
   if (defaults)
     print_tuning(model.plan(), defaults->plan(), binary, default_configs);
