@@ -112,13 +112,19 @@ FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::A
   l.file = "convolution.cl";
   if (lanes && is_pointwise(g)) {  // blocks of `columns` positions along the whole output plane
     const std::int64_t lane_blocks = (Og + 15) / 16, col_blocks = (OH * OW + columns - 1) / columns;
+    // Neighbouring work-items share what costs more to read again: at a stride, where a block's pixels are
+    // spread over every other row and column, the input if its plane is larger than the output channels
+    // (channel blocks first); otherwise the weights (position blocks first).
+    const bool channels_first = (a.strides[0] > 1 || a.strides[1] > 1) && H * W > Og;
     l.kernel = "convolution_1x1_lanes";
     l.weights = blocked_weights(w, O, Og, Cg, 16);
     l.total = static_cast<std::size_t>(g.output[0] * groups * lane_blocks * col_blocks);
-    l.params = {i32(Cg),      i32(OH * OW), i32(Og), i32(groups), i32(lane_blocks), i32(col_blocks),
-                i32(l.total), i32(H * W),   i32(W),  i32(OW),     a.strides[0],     a.strides[1]};
-    l.description =
-        "convolution_1x1_lanes 16x" + std::to_string(columns) + " lanes -> " + xnorcl::to_string(g.output);
+    l.params = {
+        i32(Cg),    i32(OH * OW), i32(Og), i32(groups),  i32(lane_blocks), i32(col_blocks),    i32(l.total),
+        i32(H * W), i32(W),       i32(OW), a.strides[0], a.strides[1],     i32(channels_first)};
+    l.description = "convolution_1x1_lanes 16x" + std::to_string(columns) + " lanes, " +
+                    (channels_first ? "channel" : "position") + " blocks first -> " +
+                    xnorcl::to_string(g.output);
     return l;
   }
   if (lanes) {

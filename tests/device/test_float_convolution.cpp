@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "device_support.hpp"
 #include "graph/model_access.hpp"
@@ -204,6 +205,23 @@ void network_shapes(Variant variant) {
     }
   }
   check_case(rt, conv("Convolution", {1, 5, 3, 3}, {7, 5, 1, 1}, {{"strides", V{2, 2}}}));
+  // The pointwise lanes kernel orders its work-items by what costs more to read again: channel blocks first
+  // at a stride where the input plane is larger than the output channels, position blocks first otherwise
+  // (every lanes configuration above takes one of the two; these take each, with several blocks of both
+  // kinds, the boundary H * W = output channels included).
+  const Attributes s2 = {{"strides", V{2, 2}}};
+  for (const auto& [x, w, a, first] :
+       {std::tuple<Dims, Dims, Attributes, const char*>{{2, 9, 8, 8}, {40, 9, 1, 1}, s2, "channel"},
+        {{2, 9, 5, 7}, {40, 9, 1, 1}, s2, "position"},
+        {{1, 6, 6, 9}, {53, 6, 1, 1}, s2, "channel"},
+        {{1, 6, 6, 9}, {54, 6, 1, 1}, s2, "position"},
+        {{2, 9, 8, 8}, {40, 9, 1, 1}, {}, "position"}}) {
+    const Case c = conv("Convolution", x, w, a);
+    check_case(rt, c);
+    const std::string described = Model(rt, c.graph).plan().steps[0].description;
+    if (described.find("convolution_1x1_lanes") != std::string::npos)  // the default on CPU devices
+      CHECK_THAT(described, Catch::Matchers::Contains(std::string(first) + " blocks first"));
+  }
   check_case(rt, conv("GroupConvolution", {1, 12, 9, 30}, {3, 5, 4, 1, 1}, {{"strides", V{2, 2}}}));
   const Attributes dw_s2 = {{"strides", V{2, 2}}, {"pads_begin", V{1, 1}}, {"pads_end", V{1, 1}}};
   const Case depthwise = conv("GroupConvolution", {2, 37, 15, 16}, {37, 1, 1, 3, 3}, dw_s2);
