@@ -584,8 +584,9 @@ static inline void plane_offsets(int* off, const int n, const int p0, const int 
 // other channel blocks, which read the same input lines while they are in cache; otherwise its other
 // position blocks, which read the same weights. On PoCL (AVX2), alone: the ResNet's 1x1/2 shortcuts from
 // 64 x 56 x 56 and 128 x 28 x 28 took 0.20-0.28 -> 0.18-0.23 ms with their channel blocks first, the one
-// from 256 x 14 x 14 (weights four times its input) 0.22 -> 0.24 ms, and at stride 1 (64 x 28 x 28 ->
-// 128) either order the same.
+// from 256 x 14 x 14 (its 196-pixel plane smaller than its 512 output channels) 0.22 -> 0.24 ms, and at
+// stride 1 (64 x 28 x 28 -> 128) either order the same. A grouped layer with one channel block per group
+// keeps its position blocks first: its channel blocks would share neither input channels nor weights.
 #define POINTWISE_LANE_TAP(j) a##j = fma(wv, (float16)(xc[off##j]), a##j)
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1x1_lanes(

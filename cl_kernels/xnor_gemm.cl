@@ -220,7 +220,7 @@ inline float folded(const pad_fold* f, const int G, const int o, const int borde
 // j's border class, or -1 where the column is interior, and *folds whether any column is on the border
 // (found by stepping through the columns' rows: one division per block). A block inside one interior row,
 // most of a layer's, returns at once with *folds 0 (cls unset, and unread: run_values reads it only under a
-// fold): stepping its columns had taken 3-6% of a 64x56x56 step's GEMM time on PoCL.
+// fold): stepping its columns had taken 3-6% of a 64x56x56 step's GEMM time on PoCL (the kernel alone).
 static inline int image_run(const int p0, const int per_image, const int M, const int n0, const ulong OHW,
                             const ulong row_offset, const int correct, const int oy0, const pad_fold* f,
                             ulong* first, int cls[TN], int* folds) {

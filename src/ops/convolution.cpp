@@ -114,8 +114,9 @@ FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::A
     const std::int64_t lane_blocks = (Og + 15) / 16, col_blocks = (OH * OW + columns - 1) / columns;
     // Neighbouring work-items share what costs more to read again: at a stride, where a block's pixels are
     // spread over every other row and column, the input if its plane is larger than the output channels
-    // (channel blocks first); otherwise the weights (position blocks first).
-    const bool channels_first = (a.strides[0] > 1 || a.strides[1] > 1) && H * W > Og;
+    // and a group has several channel blocks to share it (channel blocks first); otherwise the weights
+    // (position blocks first).
+    const bool channels_first = (a.strides[0] > 1 || a.strides[1] > 1) && H * W > Og && lane_blocks > 1;
     l.kernel = "convolution_1x1_lanes";
     l.weights = blocked_weights(w, O, Og, Cg, 16);
     l.total = static_cast<std::size_t>(g.output[0] * groups * lane_blocks * col_blocks);

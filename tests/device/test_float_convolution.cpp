@@ -206,23 +206,30 @@ void network_shapes(Variant variant) {
   }
   check_case(rt, conv("Convolution", {1, 5, 3, 3}, {7, 5, 1, 1}, {{"strides", V{2, 2}}}));
   // The pointwise lanes kernel orders its work-items by what costs more to read again: channel blocks first
-  // at a stride where the input plane is larger than the output channels, position blocks first otherwise
-  // (every lanes configuration above takes one of the two; these take each, with several blocks of both
-  // kinds, the boundary H * W = output channels included).
+  // at a stride where the input plane is larger than the output channels and a group has several channel
+  // blocks, position blocks first otherwise (the boundary H * W = output channels included). Each case runs
+  // the lanes kernel from the tuning table, whatever the device's default, and must plan the order named.
+  const auto planned_with_lanes = [&rt](const Graph& g) {
+    const std::string shape_class = detail::ModelAccess::tuning_points(Model(rt, g)).at(0).at(0).shape_class;
+    rt.state()->tuning.set(shape_class, "lanes=6");
+    const std::string described = Model(rt, g).plan().steps[0].description;
+    rt.state()->tuning.erase(shape_class);
+    return described;
+  };
   const Attributes s2 = {{"strides", V{2, 2}}};
-  for (const auto& [x, w, a, first] :
-       {std::tuple<Dims, Dims, Attributes, const char*>{{2, 9, 8, 8}, {40, 9, 1, 1}, s2, "channel"},
-        {{2, 9, 5, 7}, {40, 9, 1, 1}, s2, "position"},
-        {{1, 6, 6, 9}, {53, 6, 1, 1}, s2, "channel"},
-        {{1, 6, 6, 9}, {54, 6, 1, 1}, s2, "position"},
-        {{2, 9, 8, 8}, {40, 9, 1, 1}, {}, "position"}}) {
-    const Case c = conv("Convolution", x, w, a);
+  for (const auto& [op, x, w, a, first] :
+       {std::tuple<const char*, Dims, Dims, Attributes, const char*>{
+            "Convolution", {2, 9, 8, 8}, {40, 9, 1, 1}, s2, "channel"},
+        {"Convolution", {2, 9, 5, 7}, {40, 9, 1, 1}, s2, "position"},
+        {"Convolution", {1, 6, 6, 9}, {53, 6, 1, 1}, s2, "channel"},
+        {"Convolution", {1, 6, 6, 9}, {54, 6, 1, 1}, s2, "position"},
+        {"Convolution", {2, 9, 8, 8}, {40, 9, 1, 1}, {}, "position"},
+        {"GroupConvolution", {1, 12, 9, 30}, {3, 5, 4, 1, 1}, s2, "position"},
+        {"GroupConvolution", {1, 12, 9, 30}, {3, 20, 4, 1, 1}, s2, "channel"}}) {
+    const Case c = conv(op, x, w, a);
     check_case(rt, c);
-    const std::string described = Model(rt, c.graph).plan().steps[0].description;
-    if (described.find("convolution_1x1_lanes") != std::string::npos)  // the default on CPU devices
-      CHECK_THAT(described, Catch::Matchers::Contains(std::string(first) + " blocks first"));
+    CHECK_THAT(planned_with_lanes(c.graph), Catch::Matchers::Contains(std::string(first) + " blocks first"));
   }
-  check_case(rt, conv("GroupConvolution", {1, 12, 9, 30}, {3, 5, 4, 1, 1}, {{"strides", V{2, 2}}}));
   const Attributes dw_s2 = {{"strides", V{2, 2}}, {"pads_begin", V{1, 1}}, {"pads_end", V{1, 1}}};
   const Case depthwise = conv("GroupConvolution", {2, 37, 15, 16}, {37, 1, 1, 3, 3}, dw_s2);
   check_case(rt, depthwise);

@@ -158,10 +158,10 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
   }
   // 1x1 convolutions at stride 2 (the pointwise kernel): tiles inside one output row read one run of the
   // input row (80 columns), the others gather their pixels (7-wide output rows: tiles across row ends; a
-  // 3x3 output: a plane narrower than a tile). Exact, as the convolutions above. The 4x4 input plane is
-  // smaller than the 19 output channels, so its lanes blocks go position blocks first (the others channel
-  // blocks first).
-  for (const Dims& dims : {Dims{1, 3, 9, 80}, Dims{2, 3, 14, 14}, Dims{1, 3, 5, 5}, Dims{2, 3, 4, 4}}) {
+  // 3x3 output: a plane narrower than a tile). Exact, as the convolutions above. The 1x19 input plane is
+  // no larger than the 19 output channels, so its lanes blocks (two of positions) go position blocks first;
+  // the others channel blocks first.
+  for (const Dims& dims : {Dims{1, 3, 9, 80}, Dims{2, 3, 14, 14}, Dims{1, 3, 5, 5}, Dims{2, 3, 1, 19}}) {
     Graph pointwise;
     std::vector<float> weights(19 * 3);
     for (float& v : weights) v = static_cast<float>(rng.uniform(-4, 4)) * 0.125f;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 
 #include "bench.hpp"
 #include "json.hpp"
@@ -248,9 +249,9 @@ std::vector<StepRow> make_rows(const xnorcl::Model& model) {
   return rows;
 }
 
-// One kernel's device time in a run, summed over its launches in every step, per repetition.
+// One kernel's device time in a run, summed over the steps that run it, per repetition.
 struct KernelRow {
-  int launches = 0;               // per run
+  int steps = 0;                  // that run it
   std::vector<double> device_ms;  // per repetition
   Stats device;
 };
@@ -284,19 +285,24 @@ void run_and_record(xnorcl::Model& model, const std::map<std::string, xnorcl::Te
   t.wall.push_back(seconds_since(t0) * 1e3);
   double total = 0;
   std::map<std::string, double> per_step;
-  std::map<std::string, std::pair<int, double>> per_kernel;  // launches, milliseconds
+  struct KernelInRun {
+    std::set<std::string> steps;
+    double ms = 0;
+  };
+  std::map<std::string, KernelInRun> per_kernel;
   for (const xnorcl::StageTime& s : model.last_stage_times()) {
-    per_step[s.kernel.substr(0, s.kernel.find(' '))] += s.milliseconds;
-    auto& k = per_kernel[kernel_of_stage(s.kernel, t.rows)];
-    ++k.first;
-    k.second += s.milliseconds;
+    const std::string step = s.kernel.substr(0, s.kernel.find(' '));
+    per_step[step] += s.milliseconds;
+    KernelInRun& k = per_kernel[kernel_of_stage(s.kernel, t.rows)];
+    k.steps.insert(step);
+    k.ms += s.milliseconds;
     total += s.milliseconds;
   }
   for (StepRow& r : t.rows) r.device_ms.push_back(per_step[r.name]);
   for (const auto& [name, k] : per_kernel) {
     KernelRow& row = t.kernels[name];
-    row.launches = k.first;
-    row.device_ms.push_back(k.second);
+    row.steps = static_cast<int>(k.steps.size());
+    row.device_ms.push_back(k.ms);
   }
   t.device.push_back(total);
 }
@@ -378,18 +384,24 @@ void print_steps(const char* title, const std::vector<StepRow>& rows, const Peak
   }
 }
 
-// Where a network's device time goes by kernel, the largest first: each kernel's time summed over its
-// launches in a run (medians over the runs, so the shares need not add up to 100%).
-void print_kernels(const Timed& t) {
+// A network's kernels, the largest median first.
+std::vector<std::pair<std::string, const KernelRow*>> kernels_by_time(const Timed& t) {
   std::vector<std::pair<std::string, const KernelRow*>> sorted;
   for (const auto& [name, k] : t.kernels) sorted.emplace_back(name, &k);
   std::sort(sorted.begin(), sorted.end(),
             [](const auto& a, const auto& b) { return a.second->device.median > b.second->device.median; });
+  return sorted;
+}
+
+// Where a network's device time goes by kernel: each kernel's time summed over the steps that run it in a
+// run (medians over the runs, so the shares need not add up to 100%).
+void print_kernels(const Timed& t) {
   std::printf(
-      "\nbinary network by kernel (each kernel's launches in a run summed; medians over the runs):\n");
-  std::printf("%-36s %8s %10s  %s\n", "kernel", "launches", "median ms", "share of device time");
-  for (const auto& [name, k] : sorted)
-    std::printf("%-36s %8d %10.3f  %5.1f%%\n", name.c_str(), k->launches, k->device.median,
+      "\nbinary network by kernel (each kernel's time in a run summed over the steps that run it; medians "
+      "over the runs):\n");
+  std::printf("%-36s %6s %10s  %s\n", "kernel", "steps", "median ms", "share of device time");
+  for (const auto& [name, k] : kernels_by_time(t))
+    std::printf("%-36s %6d %10.3f  %5.1f%%\n", name.c_str(), k->steps, k->device.median,
                 100.0 * k->device.median / std::max(1e-9, t.device_stats.median));
 }
 
@@ -502,6 +514,18 @@ void write_steps(JsonWriter& j, const char* key, const std::vector<StepRow>& row
   j.end_array();
 }
 
+// The network's kernels as print_kernels lists them.
+void write_kernels(JsonWriter& j, const Timed& t) {
+  j.begin_array("kernels");
+  for (const auto& [name, k] : kernels_by_time(t))
+    j.begin_object()
+        .value("kernel", name)
+        .value("steps", k->steps)
+        .value("device_median_ms", k->device.median)
+        .end_object();
+  j.end_array();
+}
+
 struct Report {
   const Options& o;
   const RunInfo& info;
@@ -554,14 +578,7 @@ void write_json(const std::string& path, const Report& r) {
   if (r.default_configs) j.value("default_configs_device_median_ms", r.default_configs->device_stats.median);
   write_steps(j, "steps", r.binary.rows);
   write_steps(j, "float32_twin_steps", r.twin.rows);
-  j.begin_array("kernels");
-  for (const auto& [name, k] : r.binary.kernels)
-    j.begin_object()
-        .value("kernel", name)
-        .value("launches", k.launches)
-        .value("device_median_ms", k.device.median)
-        .end_object();
-  j.end_array();
+  write_kernels(j, r.binary);
   j.end_object();
   out << "\n";
 }
@@ -645,8 +662,10 @@ int run_graph_network(const Options& o) {
   std::fprintf(stderr, "checking every step of the float32 twin from the device's own inputs\n");
   const Check twin_check = check_twin_steps(twin, w.inputs);
 
-  Timed binary{make_rows(model), {}, {}, {}, {}, {}}, floating{make_rows(twin), {}, {}, {}, {}, {}};
-  Timed default_configs{make_rows(model), {}, {}, {}, {}, {}};
+  Timed binary, floating, default_configs;
+  binary.rows = make_rows(model);
+  floating.rows = make_rows(twin);
+  default_configs.rows = make_rows(model);
   std::vector<std::pair<xnorcl::Model*, Timed*>> runs = {{&model, &binary}, {&twin, &floating}};
   if (defaults) runs.emplace_back(&*defaults, &default_configs);
   time_together(o, runs, w.inputs);
