@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """compare_openvino.py MODEL.xml: one run, same machine, medians of whole-network wall time (and each
-engine's time per node or step):
+engine's time per node or step), the engines taking turns in blocks of --block runs so that all of them meet
+the same machine:
 
   OpenVINO CPU on the IR as given (its binary JIT where the IR has BinaryConvolution or FakeQuantize+Conv),
   OpenVINO CPU on the float32 version of the network (every FakeQuantize removed: its input passes through),
@@ -38,14 +39,38 @@ import openvino as ov
 import xnorcl
 
 
-def median_ms(run: Callable[[], object], runs: int) -> float:
-    run()  # warm-up: kernels built, buffers allocated
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+class Engine:
+    """One engine under test: `run` does one inference; `device`, where given, is the last run's device time
+    in ms; `nodes` its time per node or step in ms. Collects the wall (and device) times of its timed runs."""
+
+    def __init__(self, label: str, run: Callable[[], object], nodes: Callable[[], Dict[str, float]],
+                 device: Callable[[], float] = None):
+        self.label, self.run, self.nodes, self.device = label, run, nodes, device
+        self.walls: List[float] = []
+        self.devices: List[float] = []
+
+
+def time_in_turns(engines: List[Engine], runs: int, block: int) -> None:
+    """`runs` timed runs of each engine after one warm-up run each, the engines taking turns in blocks of
+    `block` runs: on a shared machine whose speed drifts, every engine then meets the same drift, where timing
+    one engine after the other would give the last one another machine. Blocks rather than single runs, so
+    that a thread pool that spins after an inference (OpenVINO's) slows at most the first run of the next
+    engine's block."""
+    for engine in engines:
+        engine.run()  # warm-up: kernels built, buffers allocated
+    for first in range(0, runs, block):
+        for engine in engines:
+            for _ in range(min(block, runs - first)):
+                start = time.perf_counter()
+                engine.run()
+                engine.walls.append((time.perf_counter() - start) * 1e3)
+                if engine.device is not None:
+                    engine.devices.append(engine.device())
+
+
+def xnorcl_engine(model, inputs: Dict[str, np.ndarray]) -> Engine:
+    return Engine(f"xnorcl ({model.runtime.variant})", lambda: model.run(inputs), model.last_node_times,
+                  device=lambda: sum(model.last_node_times().values()))
 
 
 def float_version(path: str):
@@ -60,16 +85,19 @@ def float_version(path: str):
     return model
 
 
-def openvino_run(model, inputs: Dict[str, np.ndarray], runs: int):
+def openvino_engine(label: str, model, inputs: Dict[str, np.ndarray]) -> Engine:
     core = ov.Core()
     compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32", "PERF_COUNT": True})
     request = compiled.create_infer_request()
-    wall = median_ms(lambda: request.infer(inputs), runs)
-    nodes = {}
-    for info in request.get_profiling_info():
-        if info.status == ov.ProfilingInfo.Status.EXECUTED:
-            nodes[f"{info.node_name} ({info.node_type}, {info.exec_type})"] = info.real_time.total_seconds() * 1e3
-    return wall, nodes
+
+    def nodes() -> Dict[str, float]:
+        times = {}
+        for info in request.get_profiling_info():
+            if info.status == ov.ProfilingInfo.Status.EXECUTED:
+                times[f"{info.node_name} ({info.node_type}, {info.exec_type})"] = info.real_time.total_seconds() * 1e3
+        return times
+
+    return Engine(label, lambda: request.infer(inputs), nodes)
 
 
 RESNET_LAYERS = (("resnet_64x56", 64, 56), ("resnet_256x14", 256, 14), ("resnet_512x7", 512, 7))
@@ -269,6 +297,7 @@ def main(argv: List[str] = None) -> int:
     parser.add_argument("--size", type=int, default=224, help="--network: input height and width (default 224)")
     parser.add_argument("--write-resnet-layers", metavar="DIR", help="write the ResNet 3x3 layer IRs and exit")
     parser.add_argument("--runs", type=int, default=20, help="timed runs per engine (median)")
+    parser.add_argument("--block", type=int, default=5, help="runs per engine in each turn (default 5)")
     parser.add_argument("--variant", default="auto", help="xnorcl variant: auto, local or global")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     args = parser.parse_args(argv)
@@ -310,29 +339,33 @@ def compare(ir_path: str, xnn: str, args) -> int:
 
     model = xnorcl.load(xnn, runtime=xnorcl.Runtime(variant=args.variant))
     check = check_same_values(ir, model, inputs) if args.network else ""
-    rows = [("OpenVINO CPU, IR as given", *openvino_run(ir, inputs, args.runs))]
+    engines = [openvino_engine("OpenVINO CPU, IR as given", ir, inputs)]
     floating = float_version(ir_path)
     if floating is not None:
-        rows.append(("OpenVINO CPU, float32 (FakeQuantize removed)", *openvino_run(floating, inputs, args.runs)))
-    wall = median_ms(lambda: model.run(inputs), args.runs)
-    nodes = model.last_node_times()
-    device = sum(nodes.values())
-    rows.append((f"xnorcl ({model.runtime.variant}), device time {device:.3f} ms", wall, nodes))
+        engines.append(openvino_engine("OpenVINO CPU, float32 (FakeQuantize removed)", floating, inputs))
+    ours = xnorcl_engine(model, inputs)
+    engines.append(ours)
+    time_in_turns(engines, args.runs, args.block)
 
-    print(f"{args.network or args.model}: medians of {args.runs} runs, wall time per inference")
+    print(f"{args.network or args.model}: medians of {args.runs} runs, wall time per inference "
+          f"(the engines in turns of {args.block} runs)")
     if check:
         print(check)
-    for label, ms, _ in rows:
-        print(f"  {ms:10.3f} ms  {label}")
+    for engine in engines:
+        device = f", device time {statistics.median(engine.devices):.3f} ms (median)" if engine.devices else ""
+        print(f"  {statistics.median(engine.walls):10.3f} ms  {engine.label}{device}")
+    for engine in engines[:-1]:
+        ratio = statistics.median(engine.walls) / statistics.median(ours.walls)
+        faster = f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
+        print(f"xnorcl against {engine.label}: {faster} (wall)")
     # OpenVINO renames nodes in its transformations (a Convolution becomes "Convolution_3448" of type
     # BinaryConvolution), so the two engines' steps are listed apart rather than matched by name.
-    for label, _, nodes in (rows[0], rows[-1]):
-        print(f"per node, last run: {label}")
-        for name, ms in nodes.items():
+    for engine in (engines[0], ours):
+        print(f"per node, last run: {engine.label}")
+        for name, ms in engine.nodes().items():
             if ms > 0:
                 print(f"  {ms:10.3f} ms  {name}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

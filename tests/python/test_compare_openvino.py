@@ -71,3 +71,17 @@ def test_bireal_net_matches_the_reference(tmp_path):
     assert "BinaryConvolution" in runtime_ops
     assert np.max(np.abs(got - want)) <= 1e-5 * np.max(np.abs(want))
     assert (np.argmax(got, 1) == np.argmax(want, 1)).all()
+
+
+def test_engines_take_turns_in_blocks():
+    calls = []
+
+    def engine(name, device=None):
+        return compare_openvino.Engine(name, lambda: calls.append(name), lambda: {}, device=device)
+
+    a, b = engine("a"), engine("b", device=lambda: 1.5)
+    compare_openvino.time_in_turns([a, b], runs=5, block=2)
+    # One warm-up run each, then blocks of 2 in turn, the last block shorter.
+    assert "".join(calls) == "ab" + "aabb" + "aabb" + "ab"
+    assert len(a.walls) == len(b.walls) == 5
+    assert a.devices == [] and b.devices == [1.5] * 5
