@@ -89,6 +89,7 @@ struct FloatSide {
 struct OnednnSide {
   FloatResult result;
   std::unique_ptr<OnednnBaseline> baseline;
+  std::vector<float> expected;
   std::vector<double> wall;
   bool active() const { return result.status == "ok"; }
 };
@@ -181,47 +182,62 @@ bool guarded(Result& r, const std::function<void()>& f) {
   return false;
 }
 
-LayerResult measure_layer(xnorcl::Runtime& rt, const Layer& layer, const Options& o, int index, int total) {
-  LayerResult r;
-  r.layer = layer;
-  r.output = layer.output();
-  const auto t_layer = Clock::now();
-  std::fprintf(stderr, "[%d/%d] %s (%s): preparing and checking\n", index, total, layer.name.c_str(),
-               layer.describe().c_str());
+// A layer's seeded inputs (runs are repeatable): 0/1 values for the binary side; the same filter bits as +-1
+// floats and uniform [-1, 1] activations for the float side (so its check is not a count of integers).
+struct LayerInputs {
+  std::vector<float> x_bits, x_float, w_float;
+  xnorcl::Filter filter;
+};
 
-  // Inputs: 0/1 values for the binary side, the same filter bits as +-1 floats and uniform [-1, 1]
-  // activations for the float side (so its check is not a count of integers). Seeded: runs are repeatable.
+LayerInputs make_inputs(const Layer& layer) {
   std::mt19937 rng(static_cast<unsigned>(std::hash<std::string>{}(layer.describe())));
   const auto& in = layer.input;
   const std::size_t x_count = static_cast<std::size_t>(in[0] * in[1] * in[2] * in[3]);
   const auto& fs = layer.filter;
   const std::size_t w_count = static_cast<std::size_t>(fs[0] * fs[1] * fs[2] * fs[3]);
-  const std::size_t y_count = static_cast<std::size_t>(r.output[0] * r.output[1] * r.output[2] * r.output[3]);
   std::vector<float> x_bits(x_count);
   for (auto& v : x_bits) v = static_cast<float>(rng() & 1u);
   std::vector<std::uint8_t> filter_bytes((w_count + 7) / 8);
   for (auto& b : filter_bytes) b = static_cast<std::uint8_t>(rng());
-  const xnorcl::Filter filter = xnorcl::Filter::from_packed(filter_bytes.data(), filter_bytes.size(),
-                                                            layer.filter, xnorcl::BitOrder::MsbFirst);
-  std::vector<float> x_float(x_count), w_float(w_count);
+  LayerInputs inputs{std::move(x_bits), std::vector<float>(x_count), std::vector<float>(w_count),
+                     xnorcl::Filter::from_packed(filter_bytes.data(), filter_bytes.size(), layer.filter,
+                                                 xnorcl::BitOrder::MsbFirst)};
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (auto& v : x_float) v = dist(rng);
+  for (auto& v : inputs.x_float) v = dist(rng);
   for (std::size_t i = 0; i < w_count; ++i)
-    w_float[i] = filter.bit(static_cast<std::int64_t>(i)) ? 1.0f : -1.0f;
+    inputs.w_float[i] = inputs.filter.bit(static_cast<std::int64_t>(i)) ? 1.0f : -1.0f;
+  return inputs;
+}
 
-  // --- binary objects, each checked before timing with the object and buffers that are then timed
-  cl::Buffer input(rt.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, x_count * sizeof(float),
-                   x_bits.data());
+// The relative error of a float output; marks r WRONG where it is above the tolerance.
+double check_float(FloatResult& r, const std::vector<float>& got, const std::vector<float>& expected,
+                   const std::string& when) {
+  const double e = max_relative_error(got, expected);
+  if (!(e <= kFloatTolerance)) {
+    r.status = "WRONG";
+    char text[96];
+    std::snprintf(text, sizeof text, ": relative error %.3g above %.3g", e, kFloatTolerance);
+    r.message = when + text;
+  }
+  return e;
+}
+
+// One BinaryConvolution per pad value, each checked once with the very object and buffers that are then
+// timed.
+std::vector<BinarySide> binary_sides(xnorcl::Runtime& rt, const Layer& layer, const Options& o,
+                                     const LayerInputs& inputs, const cl::Buffer& input,
+                                     std::size_t y_count) {
   std::vector<BinarySide> sides;
   for (float v : pad_values_for(layer, o.pad_value)) {
     BinarySide b;
     b.result.pad_value = v;
     guarded(b.result, [&] {
       const auto attributes = layer.attributes(v);
-      b.conv = std::make_unique<xnorcl::BinaryConvolution>(rt, attributes, layer.input, filter);
+      b.conv = std::make_unique<xnorcl::BinaryConvolution>(rt, attributes, layer.input, inputs.filter);
       b.result.plan = b.conv->plan();
       b.output = cl::Buffer(rt.context(), CL_MEM_READ_WRITE, y_count * sizeof(float));
-      b.expected = xnorcl::reference_binary_convolution(x_bits.data(), layer.input, filter, attributes);
+      b.expected =
+          xnorcl::reference_binary_convolution(inputs.x_bits.data(), layer.input, inputs.filter, attributes);
       run_binary(rt, b, input, false);
       const std::string diff = compare_bitwise(read(rt, b.output, y_count), b.expected);
       if (!diff.empty()) {
@@ -231,58 +247,59 @@ LayerResult measure_layer(xnorcl::Runtime& rt, const Layer& layer, const Options
     });
     sides.push_back(std::move(b));
   }
+  return sides;
+}
 
-  // --- the float baseline, checked against the host convolution before timing
+// The CLBlast baseline, checked against the host convolution before timing.
+FloatSide float_side(xnorcl::Runtime& rt, const Layer& layer, const LayerInputs& inputs) {
   FloatSide f;
   if (!FloatBaseline::available()) {
-    f.result.status = "unavailable";
     f.result.message = "built without CLBlast (Debian: libclblast-dev)";
-  } else {
-    f.result.status = "ok";
-    guarded(f.result, [&] {
-      f.baseline = std::make_unique<FloatBaseline>(rt, layer, x_float, w_float);
-      f.expected = host_float_convolution(layer, x_float, w_float);
-      f.baseline->enqueue();
-      rt.queue().finish();
-      f.result.max_rel_error = max_relative_error(f.baseline->read_output(), f.expected);
-      if (!(f.result.max_rel_error <= kFloatTolerance)) {
-        f.result.status = "WRONG";
-        f.result.message = "before timing: relative error " + std::to_string(f.result.max_rel_error) +
-                           " above " + std::to_string(kFloatTolerance);
-      }
-    });
+    return f;
   }
+  f.result.status = "ok";
+  guarded(f.result, [&] {
+    f.baseline = std::make_unique<FloatBaseline>(rt, layer, inputs.x_float, inputs.w_float);
+    f.expected = host_float_convolution(layer, inputs.x_float, inputs.w_float);
+    f.baseline->enqueue();
+    rt.queue().finish();
+    f.result.max_rel_error = check_float(f.result, f.baseline->read_output(), f.expected, "before timing");
+  });
+  return f;
+}
 
-  // --- oneDNN on the host CPU (the stretch target), only where the device is that CPU
+// oneDNN on the host CPU (the stretch target), only where the device is that CPU; checked before timing.
+OnednnSide onednn_side(xnorcl::Runtime& rt, const Layer& layer, const LayerInputs& inputs,
+                       const FloatSide& f) {
   OnednnSide d;
-  std::vector<float> host_expected;
   if (rt.device_info().type != "CPU") {
     d.result.message = "the device is not a CPU";
-  } else if (!OnednnBaseline::available()) {
-    d.result.message = "built without oneDNN (Debian: libdnnl-dev)";
-  } else {
-    d.result.status = "ok";
-    guarded(d.result, [&] {
-      d.baseline = std::make_unique<OnednnBaseline>(layer, x_float, w_float);
-      d.result.implementation = "oneDNN " + OnednnBaseline::version() + " " + d.baseline->implementation();
-      host_expected = f.expected.empty() ? host_float_convolution(layer, x_float, w_float) : f.expected;
-      d.baseline->run();
-      d.result.max_rel_error = max_relative_error(d.baseline->read_output(), host_expected);
-      if (!(d.result.max_rel_error <= kFloatTolerance)) {
-        d.result.status = "WRONG";
-        d.result.message = "before timing: relative error " + std::to_string(d.result.max_rel_error) +
-                           " above " + std::to_string(kFloatTolerance);
-      }
-    });
+    return d;
   }
+  if (!OnednnBaseline::available()) {
+    d.result.message = "built without oneDNN (Debian: libdnnl-dev)";
+    return d;
+  }
+  d.result.status = "ok";
+  guarded(d.result, [&] {
+    d.baseline = std::make_unique<OnednnBaseline>(layer, inputs.x_float, inputs.w_float);
+    d.result.implementation = "oneDNN " + OnednnBaseline::version() + " " + d.baseline->implementation();
+    d.expected =
+        f.expected.empty() ? host_float_convolution(layer, inputs.x_float, inputs.w_float) : f.expected;
+    d.baseline->run();
+    d.result.max_rel_error = check_float(d.result, d.baseline->read_output(), d.expected, "before timing");
+  });
+  return d;
+}
 
-  // --- warm-up, then the interleaved timed rounds
-  std::fprintf(stderr, "[%d/%d] %s: %d warm-up and %d timed rounds\n", index, total, layer.name.c_str(),
-               o.warmup, o.reps);
+// Warm-up, then the timed rounds: each round runs every binary side (taking turns at going first, so that the
+// pad_value sides' ratios do not depend on which one finds the caches as the float side or another side left
+// them), then the float baseline. oneDNN in a block of its own: its OpenMP threads spin after each call and
+// PoCL's worker threads would compete with them for the same cores if the rounds were interleaved.
+void time_rounds(xnorcl::Runtime& rt, std::vector<BinarySide>& sides, FloatSide& f, OnednnSide& d,
+                 const cl::Buffer& input, const Options& o) {
   for (int rep = -o.warmup; rep < o.reps; ++rep) {
     const bool record = rep >= 0;
-    // The binary sides take turns going first (the pad_value sides' ratios must not depend on which one
-    // finds the caches as the float side or another side left them).
     const std::size_t first = static_cast<std::size_t>(rep + o.warmup) % sides.size();
     for (std::size_t k = 0; k < sides.size(); ++k) {
       auto& b = sides[(first + k) % sides.size()];
@@ -290,58 +307,71 @@ LayerResult measure_layer(xnorcl::Runtime& rt, const Layer& layer, const Options
     }
     if (f.active()) guarded(f.result, [&] { run_float(rt, f, record); });
   }
-  // oneDNN in a block of its own: its OpenMP threads spin after each call and PoCL's worker threads would
-  // compete with them for the same cores if the rounds were interleaved.
   for (int rep = -o.warmup; rep < o.reps; ++rep) {
     if (d.active()) guarded(d.result, [&] { run_onednn(d, rep >= 0); });
   }
+}
 
-  // --- the last timed repetition checked again, then the statistics
-  for (auto& b : sides) {
-    if (b.active()) {
-      guarded(b.result, [&] {
-        const std::string diff = compare_bitwise(read(rt, b.output, y_count), b.expected);
-        if (!diff.empty()) {
-          b.result.status = "WRONG";
-          b.result.message = "after timing: " + diff;
-        }
-      });
-    }
-    if (b.active()) {
-      b.result.wall = summarize(b.wall);
-      b.result.device = summarize(b.device);
-      b.result.packing = summarize(b.packing);
-      b.result.gemm = summarize(b.gemm);
-      b.result.epilogue = summarize(b.epilogue);
-    }
-    r.binary.push_back(std::move(b.result));
-  }
-  if (f.active()) {
-    guarded(f.result, [&] {
-      const double e = max_relative_error(f.baseline->read_output(), f.expected);
-      if (!(e <= kFloatTolerance)) {
-        f.result.status = "WRONG";
-        f.result.message = "after timing: relative error " + std::to_string(e);
+// Each side's last timed output checked again, then its statistics.
+BinaryResult finish(xnorcl::Runtime& rt, BinarySide& b, std::size_t y_count) {
+  if (b.active()) {
+    guarded(b.result, [&] {
+      const std::string diff = compare_bitwise(read(rt, b.output, y_count), b.expected);
+      if (!diff.empty()) {
+        b.result.status = "WRONG";
+        b.result.message = "after timing: " + diff;
       }
     });
   }
+  if (b.active()) {
+    b.result.wall = summarize(b.wall);
+    b.result.device = summarize(b.device);
+    b.result.packing = summarize(b.packing);
+    b.result.gemm = summarize(b.gemm);
+    b.result.epilogue = summarize(b.epilogue);
+  }
+  return std::move(b.result);
+}
+
+FloatResult finish(FloatSide& f) {
+  if (f.active())
+    guarded(f.result, [&] { check_float(f.result, f.baseline->read_output(), f.expected, "after timing"); });
   if (f.active()) {
     f.result.wall = summarize(f.wall);
     f.result.im2col = summarize(f.im2col);
     f.result.gemm = summarize(f.gemm);
   }
-  r.floating = std::move(f.result);
-  if (d.active()) {
-    guarded(d.result, [&] {
-      const double e = max_relative_error(d.baseline->read_output(), host_expected);
-      if (!(e <= kFloatTolerance)) {
-        d.result.status = "WRONG";
-        d.result.message = "after timing: relative error " + std::to_string(e);
-      }
-    });
-  }
+  return std::move(f.result);
+}
+
+FloatResult finish(OnednnSide& d) {
+  if (d.active())
+    guarded(d.result, [&] { check_float(d.result, d.baseline->read_output(), d.expected, "after timing"); });
   if (d.active()) d.result.wall = summarize(d.wall);
-  r.onednn = std::move(d.result);
+  return std::move(d.result);
+}
+
+LayerResult measure_layer(xnorcl::Runtime& rt, const Layer& layer, const Options& o, int index, int total) {
+  LayerResult r;
+  r.layer = layer;
+  r.output = layer.output();
+  const auto t_layer = Clock::now();
+  std::fprintf(stderr, "[%d/%d] %s (%s): preparing and checking\n", index, total, layer.name.c_str(),
+               layer.describe().c_str());
+  LayerInputs inputs = make_inputs(layer);
+  const std::size_t y_count = static_cast<std::size_t>(r.output[0] * r.output[1] * r.output[2] * r.output[3]);
+  cl::Buffer input(rt.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                   inputs.x_bits.size() * sizeof(float), inputs.x_bits.data());
+  std::vector<BinarySide> sides = binary_sides(rt, layer, o, inputs, input, y_count);
+  FloatSide f = float_side(rt, layer, inputs);
+  OnednnSide d = onednn_side(rt, layer, inputs, f);
+
+  std::fprintf(stderr, "[%d/%d] %s: %d warm-up and %d timed rounds\n", index, total, layer.name.c_str(),
+               o.warmup, o.reps);
+  time_rounds(rt, sides, f, d, input, o);
+  for (auto& b : sides) r.binary.push_back(finish(rt, b, y_count));
+  r.floating = finish(f);
+  r.onednn = finish(d);
   std::fprintf(stderr, "[%d/%d] %s: done in %.1f s\n", index, total, layer.name.c_str(),
                ms_since(t_layer) * 1e-3);
   return r;
@@ -385,16 +415,8 @@ std::vector<TimedSeries> timed_series(const std::vector<LayerResult>& layers) {
   return series;
 }
 
-}  // namespace
-
-int run_layers(const Options& o) {
-  std::vector<Layer> layers;
-  if (o.layer_specs.empty()) {
-    layers = default_layers();
-  } else {
-    for (const auto& s : o.layer_specs) layers.push_back(parse_layer(s));
-  }
-  xnorcl::Runtime rt = make_runtime(o);
+// The run's options, library, device and variant (and the variant asked for), as the report shows them.
+RunInfo describe_run(const xnorcl::Runtime& rt, const Options& o) {
   RunInfo run;
   run.options = o;
   run.library_version = xnorcl::version();
@@ -408,6 +430,20 @@ int run_layers(const Options& o) {
   const char* env_variant = std::getenv("XNORCL_VARIANT");
   run.requested_variant =
       o.variant_given ? xnorcl::to_string(o.variant) : (env_variant && *env_variant ? env_variant : "auto");
+  return run;
+}
+
+}  // namespace
+
+int run_layers(const Options& o) {
+  std::vector<Layer> layers;
+  if (o.layer_specs.empty()) {
+    layers = default_layers();
+  } else {
+    for (const auto& s : o.layer_specs) layers.push_back(parse_layer(s));
+  }
+  xnorcl::Runtime rt = make_runtime(o);
+  RunInfo run = describe_run(rt, o);
   std::printf("xnorcl-bench layers: xnorcl %s on %s (%s), variant %s (%s)\n", run.library_version.c_str(),
               run.device.c_str(), run.driver.c_str(), run.variant.c_str(), run.variant_reason.c_str());
   if (!rt.profiling_enabled()) std::printf("note: the queue has no profiling: stage times unavailable\n");
