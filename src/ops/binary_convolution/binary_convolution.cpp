@@ -116,6 +116,8 @@ struct BinaryConvolution::Impl {
   cl::Event enqueue_all(const cl::Buffer& input, const cl::Buffer& output, int batches,
                         detail::InputType input_type, const std::vector<cl::Event>* wait);
   template <class T, class Out>
+  void check_run(const T* x) const;
+  template <class T, class Out>
   std::vector<Out> run(const T* x);
 };
 
@@ -315,9 +317,10 @@ std::size_t BinaryConvolution::output_bytes() const {
   return static_cast<std::size_t>(impl().output_bytes_per_batch() * std::uint64_t(impl().dims.N));
 }
 
-// T: float, uint8 or packed words (std::uint32_t); Out: float or packed words (std::uint32_t).
+// Refuses a run() the layer cannot do from host memory: a shortcut or second output only enqueue() takes,
+// input or output types other than the layer's, a null input, a staging buffer beyond the allocation limit.
 template <class T, class Out>
-std::vector<Out> BinaryConvolution::Impl::run(const T* x) {
+void BinaryConvolution::Impl::check_run(const T* x) const {
   constexpr bool words_in = std::is_same<T, std::uint32_t>::value;
   constexpr bool words_out = std::is_same<Out, std::uint32_t>::value;
   if (options.add_shortcut)
@@ -353,6 +356,14 @@ std::vector<Out> BinaryConvolution::Impl::run(const T* x) {
                 " bytes of staging buffer (float32), more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (" +
                 std::to_string(max_alloc) + "); enqueue() on buffers of the layer's own types needs none");
   }
+}
+
+// T: float, uint8 or packed words (std::uint32_t); Out: float or packed words (std::uint32_t).
+template <class T, class Out>
+std::vector<Out> BinaryConvolution::Impl::run(const T* x) {
+  check_run<T, Out>(x);
+  constexpr bool words_in = std::is_same<T, std::uint32_t>::value;
+  const std::shared_ptr<detail::RuntimeState>& state = runtime.state();
   const cl::CommandQueue& queue = state->queue;
   const std::uint64_t in_bytes = words_in ? input_bytes_per_batch() : dims.input_per_batch() * sizeof(T);
   const std::uint64_t out_bytes = output_bytes_per_batch();
