@@ -8,12 +8,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "bench.hpp"
+#include "cli.hpp"
 #include "json.hpp"
 #include "xnorcl/xnorcl.hpp"
 
@@ -538,7 +539,7 @@ struct Report {
 };
 
 void write_json(const std::string& path, const Report& r) {
-  std::ofstream out(path);
+  std::ostringstream out;
   JsonWriter j(out);
   j.begin_object();
   j.value("schema", 1).value("command", "network").value("model", r.o.model);
@@ -581,15 +582,17 @@ void write_json(const std::string& path, const Report& r) {
   write_kernels(j, r.binary);
   j.end_object();
   out << "\n";
+  xnorcl_cli::write_output_file(path, out.str());
 }
 
 void write_csv(const std::string& path, const Timed& binary, const Timed& twin) {
-  std::ofstream out(path);
+  std::ostringstream out;
   out << "network,step,binary,macs,device_min_ms,device_median_ms,device_max_ms\n";
   for (const auto* t : {&binary, &twin})
     for (const StepRow& r : t->rows)
       out << (t == &binary ? "binary" : "float32_twin") << ",\"" << r.name << "\"," << (r.binary ? 1 : 0)
           << ',' << r.macs << ',' << r.device.min << ',' << r.device.median << ',' << r.device.max << "\n";
+  xnorcl_cli::write_output_file(path, out.str());
 }
 
 RunInfo run_info(const xnorcl::Runtime& rt) {

@@ -3,10 +3,10 @@
 // Every derived figure comes from the functions at the top, so the table, the files and the targets agree.
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "bench.hpp"
+#include "cli.hpp"
 #include "json.hpp"
 
 namespace xnorcl_bench {
@@ -435,8 +435,7 @@ void json_noise(JsonWriter& j, const NoiseVerdict& noise) {
 }
 
 void write_json(const RunInfo& run, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path);
+  std::ostringstream out;
   JsonWriter j(out);
   j.begin_object();
   j.value("schema", 1).value("tool", "xnorcl-bench layers").value("library_version", run.library_version);
@@ -543,14 +542,13 @@ void write_json(const RunInfo& run, const std::string& path) {
   for (const auto& s : run.invalid) j.value(nullptr, s);
   j.end_array();
   j.end_object();
-  if (!out) throw std::runtime_error("writing " + path + " failed");
+  xnorcl_cli::write_output_file(path, out.str());
 }
 
 // ---- CSV -------------------------------------------------------------------------------------------------
 
 void write_csv(const RunInfo& run, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path);
+  std::ostringstream out;
   out << "layer,description,binary_macs,side,pad_value,stage,status,min_ms,median_ms,max_ms,reps,device,"
          "variant\n";
   auto row = [&](const LayerResult& r, const char* side, const std::string& pad, const char* stage,
@@ -579,7 +577,7 @@ void write_csv(const RunInfo& run, const std::string& path) {
     row(r, "float", "0", "gemm_last_kernel", r.floating.status, r.floating.gemm);
     row(r, "onednn", "0", "wall", r.onednn.status, r.onednn.wall);
   }
-  if (!out) throw std::runtime_error("writing " + path + " failed");
+  xnorcl_cli::write_output_file(path, out.str());
 }
 
 }  // namespace xnorcl_bench

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/file_io.hpp"
 #include "xnorcl/version.hpp"
 
 namespace xnorcl_cli {
@@ -60,11 +61,18 @@ void check_output_path(const std::string& what, const std::string& path) {
   const bool existed = ::stat(path.c_str(), &st) == 0;
   if (path.empty()) throw UsageError(what + " needs a file name");
   if (existed && S_ISDIR(st.st_mode)) throw UsageError(what + " " + path + " is a directory");
+  // Opening a FIFO would wait for a reader; a device or socket is no place for a report either.
+  if (existed && !S_ISREG(st.st_mode))
+    throw UsageError(what + " " + path + " is not a regular file (a FIFO, a device or a socket)");
   // Opening for append creates a missing file and leaves an existing one unchanged.
   if (!std::ofstream(path, std::ios::app)) {
     throw UsageError(what + " " + path + " cannot be written (" + std::strerror(errno) + ")");
   }
   if (!existed) std::remove(path.c_str());
+}
+
+void write_output_file(const std::string& path, const std::string& text) {
+  xnorcl::detail::write_file_atomically(path, text);
 }
 
 std::string version_line(const char* tool) {

@@ -24,9 +24,14 @@ std::uint64_t parse_uint64(const std::string& what, const std::string& text);
 // A finite decimal number ("0.5", "-1", "1e-3"); NaN, infinities, hex and trailing characters are refused.
 double parse_finite(const std::string& what, const std::string& text);
 
-// Refuses a path the tool could not write (a missing or unwritable directory, a directory), so that a long
-// run does not fail at its end. Leaves an existing file as it is; a file it had to create is removed again.
+// Refuses a path the tool could not write (a missing or unwritable directory, a directory, anything else that
+// is not a regular file), so that a long run does not fail at its end. Leaves an existing file as it is; a
+// file it had to create is removed again.
 void check_output_path(const std::string& what, const std::string& path);
+// Writes a tool's output file atomically: the text goes to a new temporary beside it, then replaces it, so
+// that a reader never sees half a report and an interrupted run leaves the old file whole. Throws
+// xnorcl::Error naming the file.
+void write_output_file(const std::string& path, const std::string& text);
 
 // "xnorcl-bench 0.1.0 (library 0.1.0)": the tool's build and the library it runs.
 std::string version_line(const char* tool);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tools' shared command-line parsing: whole-text numbers in range, named in the message.
+#include <sys/stat.h>
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "cli.hpp"
 
@@ -62,5 +64,39 @@ TEST_CASE("check_output_path refuses what cannot be written and leaves no file b
                     Contains("cannot be written"));
   CHECK_THROWS_WITH(xnorcl_cli::check_output_path("--json", dir.string()), Contains("is a directory"));
   CHECK_THROWS_WITH(xnorcl_cli::check_output_path("--json", ""), "--json needs a file name");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("check_output_path refuses a FIFO before anything would wait on it", "[cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "xnorcl_cli_fifo_test";
+  fs::create_directories(dir);
+  const fs::path fifo = dir / "report.json";
+  fs::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // Opening a FIFO for writing would wait for a reader: the check must not open it.
+  CHECK_THROWS_WITH(xnorcl_cli::check_output_path("--json", fifo.string()),
+                    Contains("is not a regular file"));
+  const fs::path link = dir / "link.json";
+  fs::create_symlink(fifo, link);
+  CHECK_THROWS_WITH(xnorcl_cli::check_output_path("--json", link.string()),
+                    Contains("is not a regular file"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_output_file replaces the file whole and leaves no temporary behind", "[cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "xnorcl_cli_write_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path out = dir / "report.csv";
+  std::ofstream(out) << "an older, longer report";
+  xnorcl_cli::write_output_file(out.string(), "a,b\n1,2\n");
+  std::stringstream text;
+  text << std::ifstream(out).rdbuf();
+  CHECK(text.str() == "a,b\n1,2\n");
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
+  CHECK_THROWS_WITH(xnorcl_cli::write_output_file((dir / "missing" / "x.csv").string(), "x"),
+                    Contains("missing"));
   fs::remove_all(dir);
 }
