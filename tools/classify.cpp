@@ -15,9 +15,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -59,10 +59,13 @@ long pnm_number(std::istream& in) {
   return v;
 }
 
+// A binary PGM or PPM of at most 65535 x 65535 pixels.
+constexpr std::uint64_t kMaxImageBytes = 65535ull * 65535ull * 3ull + 4096ull;
+
 // The image as float NCHW [1, 3, 96, 96], pixel values 0..255.
 std::vector<float> read_image(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path);
+  const std::string bytes = xnorcl_cli::read_input_file(path, kMaxImageBytes);
+  std::istringstream in(bytes);
   std::string magic(2, '\0');
   in.read(&magic[0], 2);
   if (magic != "P5" && magic != "P6") throw std::runtime_error(path + ": not a binary PGM (P5) or PPM (P6)");
@@ -73,7 +76,14 @@ std::vector<float> read_image(const std::string& path) {
                              std::to_string(maxval) + " not supported (maxval at most 255)");
   }
   in.get();  // the single whitespace after maxval
-  std::vector<unsigned char> pixels(static_cast<std::size_t>(W * H * channels));
+  // The header's size is checked against the bytes there are before anything of that size is allocated.
+  const std::uint64_t count = std::uint64_t(W) * std::uint64_t(H) * std::uint64_t(channels);
+  const std::streamoff at = in.tellg();
+  if (at < 0 || count > bytes.size() - static_cast<std::uint64_t>(at)) {
+    throw std::runtime_error(path + ": the pixel data is truncated (" + std::to_string(W) + "x" +
+                             std::to_string(H) + " needs " + std::to_string(count) + " bytes)");
+  }
+  std::vector<unsigned char> pixels(static_cast<std::size_t>(count));
   if (!in.read(reinterpret_cast<char*>(pixels.data()), static_cast<std::streamsize>(pixels.size()))) {
     throw std::runtime_error(path + ": the pixel data is truncated");
   }

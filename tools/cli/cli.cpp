@@ -71,6 +71,10 @@ void check_output_path(const std::string& what, const std::string& path) {
   if (!existed) std::remove(path.c_str());
 }
 
+std::string read_input_file(const std::string& path, std::uint64_t max_bytes) {
+  return xnorcl::detail::read_regular_file(path, max_bytes);
+}
+
 void write_output_file(const std::string& path, const std::string& text) {
   xnorcl::detail::write_file_atomically(path, text);
 }

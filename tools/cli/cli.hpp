@@ -28,6 +28,9 @@ double parse_finite(const std::string& what, const std::string& text);
 // is not a regular file), so that a long run does not fail at its end. Leaves an existing file as it is; a
 // file it had to create is removed again.
 void check_output_path(const std::string& what, const std::string& path);
+// The whole of a regular file of at most max_bytes (a FIFO is refused, not waited on; nothing larger than the
+// limit is read). Throws xnorcl::Error naming the file and what is wrong with it.
+std::string read_input_file(const std::string& path, std::uint64_t max_bytes);
 // Writes a tool's output file atomically: the text goes to a new temporary beside it, then replaces it, so
 // that a reader never sees half a report and an interrupted run leaves the old file whole. Throws
 // xnorcl::Error naming the file.
