@@ -105,6 +105,12 @@ std::string read_regular_file(const std::string& path, std::uint64_t max_bytes) 
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
   check_path(path);
+  // The rename would replace a FIFO, a device node or a socket with the file (a directory fails it less
+  // clearly): only a regular file, or nothing, may be where the file goes. A link is followed to see what
+  // it names; the rename then replaces the link itself, never writing through it.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Error("cannot write " + path + ": it is " + kind_of(st.st_mode) + ", not a regular file");
   std::random_device rd;
   std::string temporary;
   int fd = -1;

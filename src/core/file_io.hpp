@@ -44,7 +44,9 @@ std::string read_regular_file(const std::string& path, std::uint64_t max_bytes);
 
 // Writes bytes to a temporary created exclusively, with an unpredictable name, in path's directory, then
 // renames it over path: readers never see a partial file, and nothing planted at a temporary name is
-// followed. An Error naming the file on failure (the temporary removed).
+// followed. An Error naming the file where path is something other than a regular file (a directory, a
+// FIFO, a device, a socket, or a link to one), before anything is created, and on failure (the temporary
+// removed).
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
 }  // namespace xnorcl::detail

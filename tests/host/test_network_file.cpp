@@ -248,6 +248,37 @@ TEST_CASE("network file: save_network never writes through a link planted at a t
   fs::remove_all(dir);
 }
 
+TEST_CASE("network file: save_network refuses a FIFO, a directory or a link to one as the target",
+          "[network_file]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("xnorcl-save-kinds-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path fifo = dir / "fifo.xnn", link = dir / "link.xnn", folder = dir / "folder.xnn";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  fs::create_symlink(fifo, link);
+  fs::create_directories(folder);
+  NetworkSpec spec;
+  spec.input = {1, 8, 4, 4};
+  spec.layers.push_back(ThresholdLayer{});
+  const std::pair<fs::path, const char*> cases[] = {
+      {fifo, "is a FIFO"}, {link, "is a FIFO"}, {folder, "is a directory"}};
+  for (const auto& c : cases) {
+    INFO(c.first);
+    CHECK_THROWS_WITH(save_network(spec, c.first.string()),
+                      Catch::Contains(c.first.string()) && Catch::Contains(c.second));
+  }
+  // Each left as it was, and no temporary behind. (A device node is refused by the same check; none is
+  // tested here: a regression would replace it, and the tests may run as root.)
+  CHECK(fs::is_fifo(fifo));
+  CHECK(fs::is_symlink(link));
+  CHECK(fs::is_directory(folder));
+  std::size_t entries = 0;
+  for (auto it = fs::directory_iterator(dir); it != fs::directory_iterator(); ++it) ++entries;
+  CHECK(entries == 3);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("network_output: what a loaded chain produces, known before anything is built or run",
           "[network_file]") {
   // A valid file of a few kilobytes whose network has 37.7 million float outputs (151 MB).
