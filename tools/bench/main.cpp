@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <iterator>
+#include <map>
+#include <set>
 #include <string>
 
 #include "bench.hpp"
@@ -44,7 +46,7 @@ options:
   --quick          1 warm-up, 3 reps, short peak kernels: a smoke run, not a measurement
   --quiet-check    layers, network: before measuring, wait (up to 2 minutes) until two peak measurements
                    in a row agree within 15%
-  --batch N        network: images per run (default 1)
+  --batch N        network: images per run, 1 to 64 (default 1)
   --model M        network: vehicle (the default), bireal18, resnet18 (built in code, seeded) or a
                    .xnn file
   --tune M         network: tune the model first (fast | normal | exhaustive; see xnorcl-tune) and
@@ -76,6 +78,26 @@ float parse_pad_value(const std::string& v) {
   }
   return f;
 }
+
+// The options each command reads; any other is refused rather than silently ignored.
+bool command_takes(const std::string& command, const std::string& option) {
+  static const std::map<std::string, std::set<std::string>> kTaken = {
+      {"devices", {}},
+      {"peak", {"--device", "--variant", "--quick"}},
+      {"layers",
+       {"--device", "--variant", "--layer", "--warmup", "--reps", "--pad-value", "--json", "--csv", "--quick",
+        "--quiet-check"}},
+      {"network",
+       {"--device", "--variant", "--warmup", "--reps", "--json", "--csv", "--quick", "--quiet-check",
+        "--batch", "--model", "--tune"}},
+      {"startup", {"--device", "--variant", "--runs"}},
+      {"first-output", {"--device", "--variant"}}};
+  return kTaken.at(command).count(option) > 0;
+}
+
+// Images per run of a network: its activations and the host reference grow with it, so far fewer than any
+// other count.
+constexpr int kMaxBatch = 64;
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -114,6 +136,8 @@ Options parse(int argc, char** argv) {
                                                  : "unexpected argument '" + arg + "'");
       }
     }
+    if (arg != "-h" && arg != "--help" && arg != "--version" && !command_takes(o.command, arg))
+      throw UsageError(arg + " is not an option of the " + o.command + " command");
     if (arg == "-h" || arg == "--help" || arg == "--version") {
       o.command = arg == "--version" ? arg : "--help";
     } else if (arg == "--quick") {
@@ -151,7 +175,7 @@ Options parse(int argc, char** argv) {
       xnorcl_cli::check_output_path(arg, value);
       o.csv_path = value;
     } else if (arg == "--batch") {
-      o.batch = parse_count(arg, value, 1);
+      o.batch = static_cast<int>(xnorcl_cli::parse_int(arg, value, 1, kMaxBatch));
     } else if (arg == "--model") {
       o.model = value;
     } else if (arg == "--tune") {

@@ -2,6 +2,7 @@
 #include "cli.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
@@ -9,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "core/file_io.hpp"
 #include "xnorcl/version.hpp"
@@ -57,18 +57,24 @@ double parse_finite(const std::string& what, const std::string& text) {
 }
 
 void check_output_path(const std::string& what, const std::string& path) {
-  struct stat st {};
-  const bool existed = ::stat(path.c_str(), &st) == 0;
   if (path.empty()) throw UsageError(what + " needs a file name");
-  if (existed && S_ISDIR(st.st_mode)) throw UsageError(what + " " + path + " is a directory");
-  // Opening a FIFO would wait for a reader; a device or socket is no place for a report either.
-  if (existed && !S_ISREG(st.st_mode))
-    throw UsageError(what + " " + path + " is not a regular file (a FIFO, a device or a socket)");
-  // Opening for append creates a missing file and leaves an existing one unchanged.
-  if (!std::ofstream(path, std::ios::app)) {
-    throw UsageError(what + " " + path + " cannot be written (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw UsageError(what + " " + path + " is a directory");
+    // Opening a FIFO would wait for a reader; a device or socket is no place for a report either.
+    if (!S_ISREG(st.st_mode))
+      throw UsageError(what + " " + path + " is not a regular file (a FIFO, a device or a socket)");
   }
-  if (!existed) std::remove(path.c_str());
+  // The file is written as a new temporary beside it, then renamed over it: its directory must take new
+  // files. Checked without creating anything (a file made and removed again would also replace a dangling
+  // link with nothing).
+  const std::string::size_type slash = path.find_last_of('/');
+  const std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (::stat(directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw UsageError(what + " " + path + " cannot be written (no directory " + directory + ")");
+  if (::access(directory.c_str(), W_OK | X_OK) != 0)
+    throw UsageError(what + " " + path + " cannot be written (directory " + directory + ": " +
+                     std::strerror(errno) + ")");
 }
 
 std::string read_input_file(const std::string& path, std::uint64_t max_bytes) {

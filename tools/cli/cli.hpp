@@ -25,8 +25,7 @@ std::uint64_t parse_uint64(const std::string& what, const std::string& text);
 double parse_finite(const std::string& what, const std::string& text);
 
 // Refuses a path the tool could not write (a missing or unwritable directory, a directory, anything else that
-// is not a regular file), so that a long run does not fail at its end. Leaves an existing file as it is; a
-// file it had to create is removed again.
+// is not a regular file), so that a long run does not fail at its end. Creates and changes nothing.
 void check_output_path(const std::string& what, const std::string& path);
 // The whole of a regular file of at most max_bytes (a FIFO is refused, not waited on; nothing larger than the
 // limit is read). Throws xnorcl::Error naming the file and what is wrong with it.

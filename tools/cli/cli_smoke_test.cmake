@@ -33,3 +33,7 @@ expect(2 "--mode takes fast, normal or exhaustive, not 'quick'" "${TUNE}" --mode
 expect(2 "--model takes bireal18, resnet18 or vehicle, not 'vgg'" "${TUNE}" --model vgg)
 expect(2 "give a MODEL.xnn file or --model NAME" "${TUNE}" --mode fast)
 expect(2 "--size must be from 32 to 1024, not 8" "${TUNE}" --model bireal18 --size 8)
+# An option a command does not read is refused, not ignored; a batch is bounded before anything is built.
+expect(2 "--json is not an option of the devices command" "${BENCH}" devices --json "${WORK}/devices.json")
+expect(2 "--batch is not an option of the layers command" "${BENCH}" layers --batch 2)
+expect(2 "--batch must be from 1 to 64, not 100000" "${BENCH}" network --batch 100000)

@@ -64,6 +64,12 @@ TEST_CASE("check_output_path refuses what cannot be written and leaves no file b
                     Contains("cannot be written"));
   CHECK_THROWS_WITH(xnorcl_cli::check_output_path("--json", dir.string()), Contains("is a directory"));
   CHECK_THROWS_WITH(xnorcl_cli::check_output_path("--json", ""), "--json needs a file name");
+  // A dangling link is left as it is, its target not created.
+  const fs::path link = dir / "link.json", target = dir / "target.json";
+  fs::create_symlink(target, link);
+  CHECK_NOTHROW(xnorcl_cli::check_output_path("--json", link.string()));
+  CHECK(fs::is_symlink(link));
+  CHECK_FALSE(fs::exists(target));
   fs::remove_all(dir);
 }
 
