@@ -114,6 +114,9 @@ std::vector<Layer> default_layers() {
   };
 }
 
+// 2^26 elements per tensor: 256 MB as float32, a few such copies on the host.
+constexpr std::int64_t kMaxLayerElements = std::int64_t(1) << 26;
+
 Layer parse_layer(const std::string& spec) {
   const std::vector<std::string> parts = split(spec, ':');
   if (parts.size() < 2) {
@@ -140,10 +143,22 @@ Layer parse_layer(const std::string& spec) {
     if (p[0] == 'd') l.dilations = parse_pair(value, spec, "dilation", 1);
   }
   l.name = parts[0] + "_" + parts[1];
+  xnorcl::Shape y{};
   try {
-    (void)l.output();  // the library's own validation: kernel larger than the padded input, overflow, ...
+    y = l.output();  // the library's own validation: kernel larger than the padded input, overflow, ...
   } catch (const xnorcl::Error& e) {
     throw UsageError("--layer " + spec + ": " + e.what());
+  }
+  // The bench holds the input twice (0/1 and float values), the filter as floats and each side's expected
+  // output on the host: a layer past these sizes is refused before any of them is made.
+  const std::pair<const char*, xnorcl::Shape> tensors[] = {
+      {"input", l.input}, {"filter", l.filter}, {"output", y}};
+  for (const auto& [what, shape] : tensors) {
+    const std::int64_t count = shape[0] * shape[1] * shape[2] * shape[3];
+    if (count > kMaxLayerElements)
+      throw UsageError("--layer " + spec + ": the " + what + " has " + std::to_string(count) +
+                       " elements; the bench takes at most " + std::to_string(kMaxLayerElements) +
+                       " per tensor");
   }
   return l;
 }

@@ -36,7 +36,7 @@ options:
                    (default: XNORCL_DEVICE, else the first GPU, accelerator, CPU)
   --variant V      auto | local | global (default: XNORCL_VARIANT, else auto)
   --layer LAYER    NxCxHxW:OxKHxKW[:sS][:pP][:dD], S/P/D a number or YxX; repeatable; replaces the
-                   default set. Example: --layer 1x64x56x56:64x3x3:s1:p1
+                   default set; at most 2^26 elements per tensor. Example: --layer 1x64x56x56:64x3x3:s1:p1
   --warmup N       untimed rounds per layer (default 3)
   --reps N         timed rounds per layer, binary and float interleaved (default 20; targets need 20)
   --pad-value V    binary pad_value of the main measurement (default 0, as the float baseline's zero

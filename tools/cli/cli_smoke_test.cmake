@@ -37,3 +37,5 @@ expect(2 "--size must be from 32 to 1024, not 8" "${TUNE}" --model bireal18 --si
 expect(2 "--json is not an option of the devices command" "${BENCH}" devices --json "${WORK}/devices.json")
 expect(2 "--batch is not an option of the layers command" "${BENCH}" layers --batch 2)
 expect(2 "--batch must be from 1 to 64, not 100000" "${BENCH}" network --batch 100000)
+expect(2 "the input has 400000000 elements; the bench takes at most 67108864 per tensor" "${BENCH}" layers
+  --layer 1x4x10000x10000:1x1x1)
