@@ -365,6 +365,25 @@ def test_damaged_irs_are_refused_as_invalid_argument(tmp_path):
     assert converted + refused == 120 and refused > 0
 
 
+def test_the_weights_file_beside_the_ir_is_checked_like_the_ir(tmp_path):
+    """OpenVINO reads the .bin beside the .xml: a FIFO there is refused at once (OpenVINO would wait for a
+    writer forever), and the conversion never writes over it."""
+    model, _ = explicit_binary_block(21, pool_first=False)
+    xml = tmp_path / "model.xml"
+    ov.save_model(model, str(xml), compress_to_fp16=False)
+    weights = xml.with_suffix(".bin")
+    kept = weights.read_bytes()
+    with pytest.raises(xnorcl.InvalidArgument, match="it is the model's weights file"):
+        xnorcl.convert(str(xml), str(weights))
+    assert weights.read_bytes() == kept
+    fifo_xml = tmp_path / "fifo.xml"
+    fifo_xml.write_bytes(xml.read_bytes())
+    os.mkfifo(tmp_path / "fifo.bin")
+    with pytest.raises(xnorcl.InvalidArgument, match="fifo.bin: cannot read it: it is a FIFO"):
+        xnorcl.convert(str(fifo_xml), str(tmp_path / "out.xnn"))
+    assert not (tmp_path / "out.xnn").exists()
+
+
 @pytest.mark.parametrize("form, transpose_b", [("pm1", False), ("01", True)])
 def test_binarized_matmul_becomes_binary_fully_connected(tmp_path, form, transpose_b):
     # Band forms only: OpenVINO's CPU plugin refuses a rank-2 FakeQuantize with input_low = input_high

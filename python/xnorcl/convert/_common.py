@@ -102,6 +102,21 @@ def check_paths(source: str, destination: str) -> None:
         raise InvalidArgument(f"{destination}: cannot write it: it is the model being converted")
 
 
+def check_companion(path: str, destination: str, what: str) -> None:
+    """A file the model's reader opens beside it (an OpenVINO IR's .bin): a regular file where it exists (a
+    FIFO would block the reader forever), and never the file the conversion writes."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise InvalidArgument(f"{path}: cannot read it: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InvalidArgument(f"{path}: cannot read it: it is {_kind(st.st_mode)}, not a regular file")
+    if os.path.exists(destination) and os.path.samefile(path, destination):
+        raise InvalidArgument(f"{destination}: cannot write it: it is {what} {path}")
+
+
 def write_checked(graph: xnn.Graph, destination: str) -> None:
     """Writes `graph` to `destination` only if the C++ loader accepts it (shapes, types, attributes): a
     temporary file beside the destination, validated, then renamed over it, with the mode a new file gets

@@ -9,6 +9,7 @@ xnorcl lacks is collected first; the conversion is refused with the whole list b
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -17,7 +18,7 @@ import openvino as ov
 
 from .._xnorcl import InvalidArgument
 from . import xnn
-from ._common import Report, finish, refusals_naming, unique_name
+from ._common import Report, check_companion, finish, refusals_naming, unique_name
 
 # OpenVINO op -> (xnorcl op, attributes passed on). Binary and pre-transform ops are handled apart.
 _FLOAT_OPS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
@@ -499,6 +500,7 @@ def convert_model(model: Any, destination: str) -> Dict[str, Any]:
 
 def convert(source: str, destination: str) -> Dict[str, Any]:
     """Converts the OpenVINO IR `source` (.xml, its .bin beside it) into the .xnn file `destination`."""
+    check_companion(os.path.splitext(source)[0] + ".bin", destination, "the model's weights file")
     try:
         model = ov.Core().read_model(source)
     except Exception as e:  # OpenVINO's reader raises its own RuntimeError types
