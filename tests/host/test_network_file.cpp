@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -277,6 +278,27 @@ TEST_CASE("network file: save_network refuses a FIFO, a directory or a link to o
   for (auto it = fs::directory_iterator(dir); it != fs::directory_iterator(); ++it) ++entries;
   CHECK(entries == 3);
   fs::remove_all(dir);
+}
+
+TEST_CASE("network file: a shape no loader would take is refused when saving, not written",
+          "[network_file]") {
+  namespace fs = std::filesystem;
+  const fs::path out =
+      fs::temp_directory_path() / ("xnorcl-save-shape-" + std::to_string(::getpid()) + ".xnn");
+  fs::remove(out);
+  NetworkSpec spec;
+  spec.input = {100000, 3, 96, 96};  // 2.76e9 elements
+  spec.layers.push_back(ThresholdLayer{});
+  CHECK_THROWS_WITH(save_network(spec, out.string()),
+                    Catch::Contains("100000x3x96x96") && Catch::Contains("more than 2^31 elements"));
+  CHECK_FALSE(fs::exists(out));
+  // The reader names the same problem in the same words.
+  spec.input = {1, 3, 96, 96};
+  std::string bytes = serialize_network(spec);
+  const std::int64_t n = 100000;
+  std::memcpy(&bytes[12], &n,
+              sizeof n);  // the input's N, after the 8-byte magic and the version (little-endian host)
+  CHECK_THROWS_WITH(parse_network(bytes), Catch::Contains("more than 2^31 elements"));
 }
 
 TEST_CASE("network_output: what a loaded chain produces, known before anything is built or run",
