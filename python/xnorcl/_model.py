@@ -63,8 +63,9 @@ class Model:
             self._graph = _Graph(data, self._runtime, specs)
             return
         path = _checked_path(source)
-        self._runtime = runtime if runtime is not None else Runtime()
+        # The file first: a missing or malformed one is refused before a device is started for it.
         network_file_version(path)  # a file that is no .xnn is refused naming the offset
+        self._runtime = runtime if runtime is not None else Runtime()
         self._graph = _Graph(path, self._runtime, specs)
 
     @property
