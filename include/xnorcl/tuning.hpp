@@ -32,7 +32,7 @@ struct TuneProgress {
 
 struct TuneOptions {
   TuneSearch search = TuneSearch::Fast;
-  int repetitions = 0;  // timed runs per candidate; 0: 5 (fast), 9 (normal), 15 (exhaustive)
+  int repetitions = 0;  // timed runs per candidate, at most 1000; 0: 5 (fast), 9 (normal), 15 (exhaustive)
   // Called after each candidate round; throwing from it aborts the tuning (nothing is stored).
   std::function<void(const TuneProgress&)> progress;
   // Polled between rounds: true stops the search and keeps what was measured (Ctrl-C in xnorcl-tune).

@@ -151,8 +151,9 @@ def tune(
     """Tunes a model's kernel configurations on its runtime's device and returns what was measured.
 
     For each distinct step of the model (its shape class) the candidate configurations of `mode` ("fast",
-    "normal" or "exhaustive") are timed inside whole runs, `repetitions` times each (0: 5, 9 or 15 by mode); the
-    fastest is kept, the default unless another beats it beyond noise. Every candidate computes the same bits.
+    "normal" or "exhaustive") are timed inside whole runs, `repetitions` times each (0: 5, 9 or 15 by mode; at
+    most 1000); the fastest is kept, the default unless another beats it beyond noise. Every candidate computes
+    the same bits.
     With store=True the results go to the runtime's tuning file (Runtime.tuning_file), which later runtimes on
     this device read. A Model given is rebuilt to run the kept configurations; a path or a model's bytes is
     loaded on `runtime` (default: Runtime()). progress(done, total, what) is called after each round. Ctrl-C

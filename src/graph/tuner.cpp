@@ -386,9 +386,10 @@ std::string tuning_file(const Runtime& runtime) {
 TuneReport tune(const Runtime& runtime, const Graph& graph, const TuneOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const auto& state = detail::runtime_state(runtime, "tune");
-  if (options.repetitions < 0)
+  // 1000 as xnorcl-tune's --reps: a count beyond it would keep the device busy for days, not measure better.
+  if (options.repetitions < 0 || options.repetitions > 1000)
     throw InvalidArgument("TuneOptions::repetitions = " + std::to_string(options.repetitions) +
-                          "; it takes 0 (the search's default) or more");
+                          "; it takes 0 (the search's default) to 1000");
   graph.validate();
   if (!state->profiling)
     throw InvalidArgument("tuning times kernels, so it needs a Runtime whose queue has profiling enabled");

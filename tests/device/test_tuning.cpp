@@ -465,6 +465,9 @@ TEST_CASE("tuning: bad settings are refused before any device work", "[tuning]")
   t.repetitions = -1;
   CHECK_THROWS_WITH(tune(runtime_for(Variant::Global), bireal18(small_network()), t),
                     Catch::Contains("repetitions = -1"));
+  t.repetitions = 1001;  // refused before anything runs, not timed 1001 times per candidate
+  CHECK_THROWS_WITH(tune(runtime_for(Variant::Global), bireal18(small_network()), t),
+                    Catch::Contains("repetitions = 1001") && Catch::Contains("to 1000"));
   Graph broken = bireal18(small_network());
   broken.outputs = {"nowhere"};
   CHECK_THROWS_AS(tune(runtime_for(Variant::Global), broken), InvalidArgument);
