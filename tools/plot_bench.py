@@ -15,6 +15,7 @@ import argparse
 import json
 import math
 import os
+import stat
 import sys
 
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -38,9 +39,31 @@ def import_pyplot():
     return plt
 
 
+# The bench writes a few hundred kilobytes at most.
+MAX_JSON_BYTES = 64 << 20
+
+
+def file_kind(path):
+    """None for a regular file or no file at all, else what is there ("a FIFO", "a directory", ...)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
 def load_run(path):
     """The bench's JSON, or an exit with a message that says what is wrong with the file."""
+    kind = file_kind(path)
+    if kind:  # a FIFO would be waited on forever, a device read without end
+        sys.exit(f"plot_bench.py: cannot read {path}: it is {kind}, not a regular file")
     try:
+        if os.path.getsize(path) > MAX_JSON_BYTES:
+            sys.exit(f"plot_bench.py: {path} is larger than {MAX_JSON_BYTES >> 20} MiB: not a bench file")
         with open(path) as f:
             run = json.load(f)
     except OSError as e:
@@ -98,6 +121,9 @@ def main():
 
     run = load_run(args.json)
     output = args.output or (args.json[:-5] if args.json.endswith(".json") else args.json) + ".png"
+    kind = file_kind(output)
+    if kind:
+        sys.exit(f"plot_bench.py: cannot write {output}: it is {kind}, not a regular file")
     plt = import_pyplot()
     if "steps" in run:
         plot_graph(plt, run, output)
