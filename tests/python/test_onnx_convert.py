@@ -457,6 +457,29 @@ def test_damaged_and_foreign_files_are_refused_naming_them(tmp_path):
         convert(dynamic, tmp_path, "dynamic")
 
 
+@pytest.mark.parametrize("form", ["ConstantOfShape", "Expand"])
+def test_a_constant_claiming_gigabytes_is_refused_not_folded(tmp_path, form):
+    """A few hundred bytes can ask for a 16384 x 16384 constant (then reduced to one number): the converter
+    refuses it, naming the node and the size, instead of computing gigabytes."""
+    shape = numpy_helper.from_array(np.array([16384, 16384, 1, 1], np.int64), "shape")
+    if form == "ConstantOfShape":
+        big = helper.make_node("ConstantOfShape", ["shape"], ["big"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0]))
+        initializers = [shape]
+    else:
+        big = helper.make_node("Expand", ["one", "shape"], ["big"])
+        initializers = [shape, numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "one")]
+    graph = helper.make_graph(
+        [big, helper.make_node("ReduceMean", ["big"], ["mean"], axes=[0, 1], keepdims=1),
+         helper.make_node("Add", ["x", "mean"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 8, 8])], initializers)
+    model = tmp_path / "claim.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model))
+    with pytest.raises(xnorcl.InvalidArgument, match=r"big: its constant result 16384x16384x1x1 would have 268435456"):
+        xnorcl.convert(str(model), str(tmp_path / "claim.xnn"))
+    assert not (tmp_path / "claim.xnn").exists()
+
+
 def test_negative_controls_bite(tmp_path, monkeypatch):
     """A converter that writes the weights' bits in the other order within each byte, or forgets the Pad's
     value, must fail the comparison with onnxruntime that the tests above make."""

@@ -365,6 +365,20 @@ def test_damaged_irs_are_refused_as_invalid_argument(tmp_path):
     assert converted + refused == 120 and refused > 0
 
 
+def test_a_constant_claiming_gigabytes_is_refused_not_folded(tmp_path):
+    """A scalar broadcast to 16384 x 16384 and reduced to one number: the converter refuses it before
+    OpenVINO's constant folding computes a gigabyte."""
+    x = ops.parameter([1, 3, 8, 8], np.float32, name="x")
+    big = ops.broadcast(ops.constant(np.float32(1.0)), ops.constant(np.array([16384, 16384, 1, 1], np.int64)))
+    mean = ops.reduce_mean(big, ops.constant(np.array([0, 1], np.int64)), keep_dims=True)
+    model = ov.Model([ops.add(x, mean)], [x], "claim")
+    xml = tmp_path / "claim.xml"
+    ov.save_model(model, str(xml), compress_to_fp16=False)
+    with pytest.raises(xnorcl.InvalidArgument, match=r"constant result 16384x16384x1x1 would have 268435456"):
+        xnorcl.convert(str(xml), str(tmp_path / "claim.xnn"))
+    assert not (tmp_path / "claim.xnn").exists()
+
+
 def test_the_weights_file_beside_the_ir_is_checked_like_the_ir(tmp_path):
     """OpenVINO reads the .bin beside the .xml: a FIFO there is refused at once (OpenVINO would wait for a
     writer forever), and the conversion never writes over it."""

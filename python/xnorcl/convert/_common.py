@@ -11,7 +11,7 @@ import tempfile
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -100,6 +100,25 @@ def check_paths(source: str, destination: str) -> None:
         )
     if os.path.samefile(source, destination):
         raise InvalidArgument(f"{destination}: cannot write it: it is the model being converted")
+
+
+# The most elements a converter computes for one constant before run time (512 MiB of float32): a model whose
+# few bytes claim more (a ConstantOfShape or a broadcast of a scalar to 16384 x 16384 ...) is refused rather
+# than folded into gigabytes.
+MAX_FOLDED_ELEMENTS = 1 << 27
+
+
+def check_folded_size(node: str, shape: Sequence[int]) -> None:
+    """Refuses to compute a constant of `shape` for `node` at conversion time where it is too large."""
+    count = 1
+    for d in shape:
+        count *= int(d)
+    if count > MAX_FOLDED_ELEMENTS:
+        dims = "x".join(str(int(d)) for d in shape)
+        raise InvalidArgument(
+            f"{node}: its constant result {dims} would have {count} elements, more than a conversion computes "
+            f"before run time ({MAX_FOLDED_ELEMENTS})"
+        )
 
 
 def check_companion(path: str, destination: str, what: str) -> None:

@@ -30,7 +30,7 @@ from onnx.reference import ReferenceEvaluator
 
 from .._xnorcl import InvalidArgument
 from . import xnn
-from ._common import Report, finish, refusals_naming, unique_name
+from ._common import Report, check_folded_size, finish, refusals_naming, unique_name
 
 # QONNX's binarizer, in its current domain and in the one older Brevitas exports used.
 _BIPOLAR_DOMAINS = ("qonnx.custom_op.general", "onnx.brevitas")
@@ -739,6 +739,9 @@ def _folded(node: Any, values: _Values, shapes: Dict[str, Tuple[int, ...]], opse
         x, scale = (np.asarray(const[n], np.float32) for n in inputs[:2])
         return [np.where(x >= 0, scale, -scale).astype(np.float32)]
     if node.domain in _STANDARD_DOMAINS:
+        for name in node.output:
+            if name in shapes:
+                check_folded_size(node.name or name, shapes[name])
         return [np.asarray(v) for v in _evaluate(node, [const[n] for n in inputs], opsets)]
     return None
 

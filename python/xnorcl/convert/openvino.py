@@ -18,7 +18,7 @@ import openvino as ov
 
 from .._xnorcl import InvalidArgument
 from . import xnn
-from ._common import Report, check_companion, finish, refusals_naming, unique_name
+from ._common import Report, check_companion, check_folded_size, finish, refusals_naming, unique_name
 
 # OpenVINO op -> (xnorcl op, attributes passed on). Binary and pre-transform ops are handled apart.
 _FLOAT_OPS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
@@ -482,9 +482,30 @@ def _attribute_value(value: Any) -> Any:
     return value
 
 
+def _check_constant_sizes(model: Any) -> None:
+    """Refuses a model where a node computed from constants alone (what constant folding evaluates) has a
+    static output larger than a conversion computes, before anything is evaluated."""
+    constant = set()
+    for node in model.get_ordered_ops():
+        t = node.get_type_name()
+        if t == "Constant":
+            constant.add(node.get_name())
+            continue
+        if t in ("Parameter", "Result") or node.get_input_size() == 0:
+            continue
+        if not all(iv.get_node().get_name() in constant for iv in node.input_values()):
+            continue
+        constant.add(node.get_name())
+        for i in range(node.get_output_size()):
+            shape = node.get_output_partial_shape(i)
+            if shape.is_static:
+                check_folded_size(node.get_friendly_name(), list(node.get_output_shape(i)))
+
+
 def _fold_constants(model: Any) -> None:
     from openvino.passes import ConstantFolding, Manager
 
+    _check_constant_sizes(model)
     manager = Manager()
     manager.register_pass(ConstantFolding())
     manager.run_passes(model)
