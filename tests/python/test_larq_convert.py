@@ -496,3 +496,13 @@ def test_a_dense_converter_that_gets_a_convention_wrong_fails(tmp_path, monkeypa
     xnorcl.convert(str(FIXTURES / f"{name}.tflite"), str(tmp_path / "wrong.xnn"))
     inputs, want = lce_truth(name)
     assert relative_error(run_converted(tmp_path / "wrong.xnn", runtime_for("global"), inputs), want) > 1e-2
+
+
+def test_a_grouped_filter_that_would_expand_past_the_limit_is_refused_first():
+    # 16384 groups of 32 channels: 64 KB of LCE filter words, but 2 * 16384 convolutions over all 524288
+    # channels would make 1.7e10 weight bits. Refused before anything is allocated (no converter state is
+    # needed to get there).
+    converter = lce_converter._Converter.__new__(lce_converter._Converter)
+    weights = np.ones((16384, 32, 1, 1), bool)
+    with pytest.raises(lce_converter._Refused, match="16384 groups would expand into 17179869184 weight bits"):
+        converter.grouped_binary_convolution("x", weights, 16384, {}, "b")
