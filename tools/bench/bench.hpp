@@ -18,6 +18,11 @@ using UsageError = xnorcl_cli::UsageError;
 
 // ---- command line -----------------------------------------------------------------------------------------
 
+// Whether --model names a network built in code rather than a file.
+inline bool builtin_model(const std::string& model) {
+  return model == "vehicle" || model == "bireal18" || model == "resnet18";
+}
+
 struct Options {
   std::string command;                // devices | peak | layers | network | startup
   std::optional<std::string> device;  // --device (else XNORCL_DEVICE, else the library's default)
@@ -29,10 +34,11 @@ struct Options {
   std::vector<std::string> layer_specs;  // --layer (repeatable); empty: the default set
   std::string json_path, csv_path;
   bool quick = false;
-  bool quiet_check = false;                // layers, network: wait for a quiet machine before measuring
-  int startup_runs = 3;                    // startup: fresh processes per cache state
-  int batch = 1;                           // network: images per run
-  std::string model = "vehicle";           // network: vehicle | bireal18 | resnet18 | a .xnn graph file
+  bool quiet_check = false;       // layers, network: wait for a quiet machine before measuring
+  int startup_runs = 3;           // startup: fresh processes per cache state
+  int batch = 1;                  // network: images per run
+  std::string model = "vehicle";  // network: vehicle | bireal18 | resnet18 | a .xnn graph file
+  bool batch_given = false;
   std::optional<xnorcl::TuneSearch> tune;  // network: tune the model before measuring
 };
 

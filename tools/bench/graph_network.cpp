@@ -634,6 +634,8 @@ void tune_model(const xnorcl::Runtime& rt, const xnorcl::Graph& g, xnorcl::TuneS
 }  // namespace
 
 int run_graph_network(const Options& o) {
+  // A model file is read once before the device starts: a missing, unreadable or malformed one is the error.
+  if (!builtin_model(o.model)) (void)xnorcl::network_file_version(o.model);
   xnorcl::Runtime rt = make_runtime(o);
   RunInfo info = run_info(rt);
   std::printf("xnorcl-bench network --model %s: xnorcl %s on %s (%s), variant %s (%s)\n", o.model.c_str(),

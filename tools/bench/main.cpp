@@ -46,7 +46,7 @@ options:
   --quick          1 warm-up, 3 reps, short peak kernels: a smoke run, not a measurement
   --quiet-check    layers, network: before measuring, wait (up to 2 minutes) until two peak measurements
                    in a row agree within 15%
-  --batch N        network: images per run, 1 to 64 (default 1)
+  --batch N        network: images per run of a built-in network, 1 to 64 (default 1)
   --model M        network: vehicle (the default), bireal18, resnet18 (built in code, seeded) or a
                    .xnn file
   --tune M         network: tune the model first (fast | normal | exhaustive; see xnorcl-tune) and
@@ -176,6 +176,7 @@ Options parse(int argc, char** argv) {
       o.csv_path = value;
     } else if (arg == "--batch") {
       o.batch = static_cast<int>(xnorcl_cli::parse_int(arg, value, 1, kMaxBatch));
+      o.batch_given = true;
     } else if (arg == "--model") {
       o.model = value;
     } else if (arg == "--tune") {
@@ -187,6 +188,8 @@ Options parse(int argc, char** argv) {
       throw UsageError("unknown option '" + arg + "'");
     }
   }
+  if (o.batch_given && !builtin_model(o.model))
+    throw UsageError("--batch sets the built-in networks' batch; the model file " + o.model + " has its own");
   if (o.quick) {
     if (!reps_given) o.reps = 3;
     if (!warmup_given) o.warmup = 1;

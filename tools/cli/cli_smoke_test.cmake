@@ -39,3 +39,8 @@ expect(2 "--batch is not an option of the layers command" "${BENCH}" layers --ba
 expect(2 "--batch must be from 1 to 64, not 100000" "${BENCH}" network --batch 100000)
 expect(2 "the input has 400000000 elements; the bench takes at most 67108864 per tensor" "${BENCH}" layers
   --layer 1x4x10000x10000:1x1x1)
+expect(2 "--batch sets the built-in networks' batch; the model file ${WORK}/m.xnn has its own" "${BENCH}" network
+  --model "${WORK}/m.xnn" --batch 2)
+# The file is read before a device is looked for: with no such device, the missing file is still the error.
+expect(1 "cannot open ${WORK}/missing.xnn" "${CMAKE_COMMAND}" -E env XNORCL_DEVICE=no-such-device-anywhere
+  "${BENCH}" network --model "${WORK}/missing.xnn")
