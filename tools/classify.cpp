@@ -136,6 +136,9 @@ Arguments parse(int argc, char** argv) {
   return a;
 }
 
+// 2^24 elements (64 MiB as float32) per tensor.
+constexpr std::int64_t kMaxTensorElements = std::int64_t(1) << 24;
+
 // The classifier to run: the random one, or a file (a version-1 layer chain, run with batch 1, or a graph),
 // checked before anything is built: a valid file of another network may be huge to run.
 xnorcl::Graph classifier_graph(const std::string& weights, std::uint64_t seed) {
@@ -157,6 +160,17 @@ xnorcl::Graph classifier_graph(const std::string& weights, std::uint64_t seed) {
   if (g.inputs[0].dims != xnorcl::Dims{1, 3, 96, 96})
     throw xnorcl::InvalidArgument("the network takes " + xnorcl::to_string(g.inputs[0].dims) +
                                   "; xnorcl-classify feeds 1x3x96x96 images");
+  // The paper's network holds about a megabyte per tensor: a file whose layers grow a tensor far past that
+  // (a padded convolution can make a 96x96 input 30000x30000) is refused before the device or the host
+  // reference would hold it.
+  for (const auto& [name, info] : infos) {
+    std::int64_t elements = 1;
+    for (std::int64_t d : info.dims) elements *= d;
+    if (elements > kMaxTensorElements)
+      throw xnorcl::InvalidArgument("the network's tensor '" + name + "' is " + xnorcl::to_string(info.dims) +
+                                    "; xnorcl-classify runs networks whose tensors hold at most " +
+                                    std::to_string(kMaxTensorElements) + " elements");
+  }
   const xnorcl::TensorInfo& out = infos.at(g.outputs.at(0));
   std::int64_t count = 1;
   for (std::int64_t d : out.dims) count *= d;

@@ -44,3 +44,13 @@ if(made EQUAL 0)
     message(FATAL_ERROR "an image path that is a FIFO: exit ${rc}, '${err}'")
   endif()
 endif()
+
+# A 787-byte graph file with the classifier's input and output whose padded 1x1 binary convolution (pads
+# 15000) makes a 1x1x30096x30096 tensor: refused when the file is checked, before the device or the host
+# reference would hold gigabytes (HUGE_TENSOR, tools/classify_huge_tensor.xnn: a BinaryConvolution of a
+# 1x3x1x1 filter with pads 15000, a MaxPool of 15048x15048, a Reshape to 1x4x1x1).
+execute_process(COMMAND "${CLASSIFY}" --weights "${HUGE_TENSOR}" "${pgm}" RESULT_VARIABLE rc ERROR_VARIABLE err
+                TIMEOUT 60)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "tensor 'c' is \\[1, 1, 30096, 30096\\]; xnorcl-classify runs networks")
+  message(FATAL_ERROR "a graph with a 30096x30096 tensor: exit ${rc}, '${err}'")
+endif()
