@@ -70,6 +70,22 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def _check_readable(path: str, missing_ok: bool) -> bool:
+    """Whether a file is there to read; refuses anything but a regular file (a FIFO would block its reader
+    forever), and a missing file unless missing_ok."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError as e:
+        if missing_ok:
+            return False
+        raise InvalidArgument(f"{path}: cannot read it: {e.strerror}") from None
+    except OSError as e:
+        raise InvalidArgument(f"{path}: cannot read it: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InvalidArgument(f"{path}: cannot read it: it is {_kind(st.st_mode)}, not a regular file")
+    return True
+
+
 def check_paths(source: str, destination: str) -> None:
     """Refuses, before any reading, a source that is no regular file (a FIFO would block the reader forever)
     and a destination that is anything but a new or existing regular file other than the source in an
@@ -77,12 +93,7 @@ def check_paths(source: str, destination: str) -> None:
     for name, path in (("model", source), ("output", destination)):
         if not isinstance(path, str) or not path or "\0" in path:
             raise InvalidArgument(f"the {name} path {path!r} is not a file name")
-    try:
-        st = os.stat(source)
-    except OSError as e:
-        raise InvalidArgument(f"{source}: cannot read it: {e.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise InvalidArgument(f"{source}: cannot read it: it is {_kind(st.st_mode)}, not a regular file")
+    _check_readable(source, missing_ok=False)
     folder = os.path.dirname(os.path.abspath(destination))
     if not os.path.isdir(folder):
         raise InvalidArgument(f"{destination}: cannot write it: the folder {folder} does not exist")
@@ -124,14 +135,8 @@ def check_folded_size(node: str, shape: Sequence[int]) -> None:
 def check_companion(path: str, destination: str, what: str) -> None:
     """A file the model's reader opens beside it (an OpenVINO IR's .bin): a regular file where it exists (a
     FIFO would block the reader forever), and never the file the conversion writes."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
+    if not _check_readable(path, missing_ok=True):
         return
-    except OSError as e:
-        raise InvalidArgument(f"{path}: cannot read it: {e.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise InvalidArgument(f"{path}: cannot read it: it is {_kind(st.st_mode)}, not a regular file")
     if os.path.exists(destination) and os.path.samefile(path, destination):
         raise InvalidArgument(f"{destination}: cannot write it: it is {what} {path}")
 
