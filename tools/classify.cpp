@@ -59,8 +59,8 @@ long pnm_number(std::istream& in) {
   return v;
 }
 
-// A binary PGM or PPM of at most 65535 x 65535 pixels.
-constexpr std::uint64_t kMaxImageBytes = 65535ull * 65535ull * 3ull + 4096ull;
+// A binary PGM or PPM of at most 8192 x 8192 colour pixels (it is resized to 96 x 96 anyway).
+constexpr std::uint64_t kMaxImageBytes = 8192ull * 8192ull * 3ull + 4096ull;
 
 // The image as float NCHW [1, 3, 96, 96], pixel values 0..255.
 std::vector<float> read_image(const std::string& path) {

@@ -31,7 +31,7 @@ import struct
 import sys
 import tempfile
 import time
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import openvino as ov
@@ -44,7 +44,7 @@ class Engine:
     in ms; `nodes` its time per node or step in ms. Collects the wall (and device) times of its timed runs."""
 
     def __init__(self, label: str, run: Callable[[], object], nodes: Callable[[], Dict[str, float]],
-                 device: Callable[[], float] = None):
+                 device: Optional[Callable[[], float]] = None):
         self.label, self.run, self.nodes, self.device = label, run, nodes, device
         self.walls: List[float] = []
         self.devices: List[float] = []
@@ -305,6 +305,8 @@ def main(argv: List[str] = None) -> int:
         for path in write_resnet_layers(args.write_resnet_layers):
             print(f"wrote {path}")
         return 0
+    if args.runs < 1 or args.block < 1:
+        parser.error(f"--runs and --block take 1 or more (given {args.runs} and {args.block})")
     if bool(args.model) == bool(args.network):
         parser.error("give MODEL.xml or --network NAME (or --write-resnet-layers DIR)")
     with tempfile.TemporaryDirectory() as directory:
@@ -366,6 +368,7 @@ def compare(ir_path: str, xnn: str, args) -> int:
             if ms > 0:
                 print(f"  {ms:10.3f} ms  {name}")
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

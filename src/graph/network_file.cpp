@@ -21,15 +21,15 @@ constexpr std::uint32_t kVersion = 1;
 template <class T>
 using Unsigned = detail::UnsignedOf<T>;
 
-// What is wrong with a shape for a network file, or "" where it fits: dimensions 1 .. 2^31-1 and at most 2^31
-// elements in all (the loaders count elements in 32-bit ints). The writer and the reader keep the same rule,
-// so that a file that is written can be read.
+// What is wrong with a shape for a network file, or "" where it fits: dimensions 1 .. 2^31-1 and at most
+// 2^31-1 elements in all (the loaders count elements in 32-bit ints). The writer and the reader keep the same
+// rule, so that a file that is written can be read.
 std::string shape_problem(const Shape& s) {
   std::int64_t n = 1;
   for (std::int64_t d : s) {
     if (d <= 0 || d > INT32_MAX)
       return "has a dimension " + std::to_string(d) + " that is not from 1 to " + std::to_string(INT32_MAX);
-    if (n > (std::int64_t(1) << 31) / d) return "has more than 2^31 elements";
+    if (n > INT32_MAX / d) return "has more than 2^31-1 elements";
     n *= d;
   }
   return "";

@@ -377,6 +377,14 @@ def test_a_constant_claiming_gigabytes_is_refused_not_folded(tmp_path):
     with pytest.raises(xnorcl.InvalidArgument, match=r"constant result 16384x16384x1x1 would have 268435456"):
         xnorcl.convert(str(xml), str(tmp_path / "claim.xnn"))
     assert not (tmp_path / "claim.xnn").exists()
+    # The same through the shape of a static input, which constant folding also computes.
+    x = ops.parameter([1, 1, 1, 1], np.float32, name="x")
+    target = ops.multiply(ops.shape_of(x), ops.constant(np.array([16384, 16384, 1, 1], np.int64)))
+    big = ops.broadcast(ops.constant(np.float32(1.0)), target)
+    mean = ops.reduce_mean(big, ops.constant(np.array([0, 1], np.int64)), keep_dims=True)
+    ov.save_model(ov.Model([ops.add(x, mean)], [x], "claim"), str(xml), compress_to_fp16=False)
+    with pytest.raises(xnorcl.InvalidArgument, match=r"constant result 16384x16384x1x1 would have 268435456"):
+        xnorcl.convert(str(xml), str(tmp_path / "claim.xnn"))
 
 
 def test_the_weights_file_beside_the_ir_is_checked_like_the_ir(tmp_path):

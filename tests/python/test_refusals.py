@@ -153,8 +153,6 @@ def test_environment_fallbacks(monkeypatch):
 def test_a_bad_model_file_is_refused_before_a_device_is_started(monkeypatch, tmp_path):
     # With no device to be found, what is wrong with the file must still be the error.
     monkeypatch.setenv("XNORCL_DEVICE", "no such device anywhere")
-    with pytest.raises(FileNotFoundError):
-        xnorcl.load(str(tmp_path / "missing.xnn"))
     (tmp_path / "junk.xnn").write_bytes(b"not a model")
     with pytest.raises(xnorcl.InvalidArgument, match="junk.xnn"):
         xnorcl.load(str(tmp_path / "junk.xnn"))

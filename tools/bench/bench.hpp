@@ -34,11 +34,11 @@ struct Options {
   std::vector<std::string> layer_specs;  // --layer (repeatable); empty: the default set
   std::string json_path, csv_path;
   bool quick = false;
-  bool quiet_check = false;       // layers, network: wait for a quiet machine before measuring
-  int startup_runs = 3;           // startup: fresh processes per cache state
-  int batch = 1;                  // network: images per run
-  std::string model = "vehicle";  // network: vehicle | bireal18 | resnet18 | a .xnn graph file
-  bool batch_given = false;
+  bool quiet_check = false;                // layers, network: wait for a quiet machine before measuring
+  int startup_runs = 3;                    // startup: fresh processes per cache state
+  int batch = 1;                           // network: images per run
+  std::string model = "vehicle";           // network: vehicle | bireal18 | resnet18 | a .xnn graph file
+  bool batch_given = false;                // network: --batch was given (a model file keeps its own)
   std::optional<xnorcl::TuneSearch> tune;  // network: tune the model before measuring
 };
 

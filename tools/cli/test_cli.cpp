@@ -51,6 +51,7 @@ TEST_CASE("parse_finite takes plain decimal numbers only", "[cli]") {
 TEST_CASE("check_output_path refuses what cannot be written and leaves no file behind", "[cli]") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "xnorcl_cli_test";
+  fs::remove_all(dir);  // what an aborted run left
   fs::create_directories(dir);
   const fs::path fresh = dir / "fresh.json";
   fs::remove(fresh);
@@ -76,6 +77,7 @@ TEST_CASE("check_output_path refuses what cannot be written and leaves no file b
 TEST_CASE("check_output_path refuses a FIFO before anything would wait on it", "[cli]") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "xnorcl_cli_fifo_test";
+  fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path fifo = dir / "report.json";
   fs::remove(fifo);

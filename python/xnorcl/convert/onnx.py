@@ -30,7 +30,7 @@ from onnx.reference import ReferenceEvaluator
 
 from .._xnorcl import InvalidArgument
 from . import xnn
-from ._common import Report, check_folded_size, finish, refusals_naming, unique_name
+from ._common import MAX_FOLDED_ELEMENTS, Report, check_folded_size, finish, refusals_naming, unique_name
 
 # QONNX's binarizer, in its current domain and in the one older Brevitas exports used.
 _BIPOLAR_DOMAINS = ("qonnx.custom_op.general", "onnx.brevitas")
@@ -800,9 +800,50 @@ def _evaluate(node: Any, values: List[np.ndarray], opset_import: Any) -> List[np
     return ReferenceEvaluator(model).run(None, dict(zip(names, values)))
 
 
+def _claimed_elements(node: Any, const: Dict[str, np.ndarray], dims: Dict[str, Tuple[int, ...]]) -> int:
+    """The elements a node that makes a tensor from a few numbers (ConstantOfShape, Expand, Tile, Range)
+    claims for its output, where those numbers are constants; 0 where they are not. onnx's shape inference
+    computes such constants itself (data propagation), so they are bounded before it runs."""
+    inputs = list(node.input)
+
+    def value(i: int) -> Optional[np.ndarray]:
+        return const.get(inputs[i]) if len(inputs) > i and inputs[i] else None
+
+    def shape_of(i: int) -> Tuple[int, ...]:
+        v = value(i)
+        return tuple(v.shape) if v is not None else dims.get(inputs[i], ())
+
+    t = node.op_type
+    if t == "ConstantOfShape" and value(0) is not None:
+        return int(np.prod([max(int(d), 0) for d in value(0).ravel()], dtype=object))
+    if t in ("Expand", "Tile") and value(1) is not None:
+        claimed = int(np.prod([max(int(d), 1) for d in value(1).ravel()], dtype=object))
+        return claimed * int(np.prod([max(int(d), 1) for d in shape_of(0)], dtype=object))
+    if t == "Range" and all(value(i) is not None and value(i).size == 1 for i in range(3)):
+        start, limit, delta = (float(value(i).ravel()[0]) for i in range(3))
+        return int(max(np.ceil((limit - start) / delta), 0)) if delta else 0
+    return 0
+
+
+def _check_claims(model: Any) -> None:
+    """Refuses a node whose constant inputs claim an output too large to compute at conversion time."""
+    g = model.graph
+    const = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    dims = {i.name: tuple(d.dim_value for d in i.type.tensor_type.shape.dim) for i in g.input}
+    for node in g.node:
+        if node.domain in _STANDARD_DOMAINS and node.op_type in ("ConstantOfShape", "Expand", "Tile", "Range"):
+            claimed = _claimed_elements(node, const, dims)
+            if claimed > MAX_FOLDED_ELEMENTS:
+                raise InvalidArgument(
+                    f"{node.name or node.output[0]}: its constant result would have {claimed} elements, more than "
+                    f"a conversion computes before run time ({MAX_FOLDED_ELEMENTS})"
+                )
+
+
 def _inferred_shapes(model: Any) -> Dict[str, Tuple[int, ...]]:
     """Static shapes of every tensor by onnx's shape inference. BipolarQuant keeps its input's shape: it is
     read as an Identity here, since the onnx package does not know QONNX's ops."""
+    _check_claims(model)
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     for node in copy.graph.node:

@@ -488,7 +488,8 @@ def _check_constant_sizes(model: Any) -> None:
     constant = set()
     for node in model.get_ordered_ops():
         t = node.get_type_name()
-        if t == "Constant":
+        # A ShapeOf of a static shape is a constant to the folding as well.
+        if t == "Constant" or (t == "ShapeOf" and node.get_input_partial_shape(0).is_static):
             constant.add(node.get_name())
             continue
         if t in ("Parameter", "Result") or node.get_input_size() == 0:

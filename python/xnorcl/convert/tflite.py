@@ -42,7 +42,7 @@ from flatbuffers import flexbuffers
 
 from .._xnorcl import InvalidArgument
 from . import xnn
-from ._common import MAX_FOLDED_ELEMENTS, Report, compose_affine_chains, refuse_all, unique_name, write_checked
+from ._common import Report, compose_affine_chains, refuse_all, unique_name, write_checked
 
 _T = tflite.TensorType
 _FLOAT32, _INT32, _INT8 = _T.FLOAT32, _T.INT32, _T.INT8
@@ -90,6 +90,9 @@ def _same_pads(size: int, kernel: int, stride: int, dilation: int) -> Tuple[int,
 # tensor): 2 * C * C / 8 bytes of weights. A real model dequantizes at most a few thousand channels; a
 # damaged one may claim any count, so the weights are sized before they are made.
 MAX_DEQUANTIZE_CHANNELS = 8192
+# The most weight bits a grouped binary convolution may expand into (numpy holds each as a byte before they
+# are packed: 128 MiB).
+MAX_GROUP_EXPANSION_BITS = 1 << 27
 
 
 def _dequantize_weights(channels: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -939,12 +942,12 @@ class _Converter:
         channels (their padded taps included) cancel in the sum, so half of it is the group's own sum. The
         groups' sums are concatenated; the returned step halves them."""
         out_channels, per_group = weights.shape[0], weights.shape[1]
-        # Each of the 2G convolutions carries weights over all G groups' channels: bits grow with G squared,
-        # so a few kilobytes of grouped filter could ask for gigabytes.
+        # Each of the 2G convolutions carries weights over all G groups' channels: 2G times the grouped
+        # filter, so a few kilobytes of grouped filter could ask for gigabytes.
         expanded = 2 * out_channels * per_group * groups * int(np.prod(weights.shape[2:]))
-        if expanded > MAX_FOLDED_ELEMENTS:
+        if expanded > MAX_GROUP_EXPANSION_BITS:
             raise _Refused(f"{groups} groups would expand into {expanded} weight bits, more than a conversion "
-                           f"makes ({MAX_FOLDED_ELEMENTS})")
+                           f"makes ({MAX_GROUP_EXPANSION_BITS})")
         rows = out_channels // groups
         sums = []
         for g in range(groups):
