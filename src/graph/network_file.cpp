@@ -21,17 +21,15 @@ constexpr std::uint32_t kVersion = 1;
 template <class T>
 using Unsigned = detail::UnsignedOf<T>;
 
-// What is wrong with a shape for a network file, or "" where it fits: dimensions 1 .. 2^31-1 and at most
-// 2^31-1 elements in all (the loaders count elements in 32-bit ints). The writer and the reader keep the same
-// rule, so that a file that is written can be read.
-std::string shape_problem(const Shape& s) {
-  std::int64_t n = 1;
-  for (std::int64_t d : s) {
-    if (d <= 0 || d > INT32_MAX)
-      return "has a dimension " + std::to_string(d) + " that is not from 1 to " + std::to_string(INT32_MAX);
-    if (n > INT32_MAX / d) return "has more than 2^31-1 elements";
-    n *= d;
-  }
+// A network file's shapes: dimensions 1 .. 2^31-1 and at most 2^31-1 elements in all (the loaders count
+// elements in 32-bit ints). The writer and the reader keep this one rule, so that a file that is written can
+// be read. What is wrong with dimension d of a shape whose earlier dimensions hold n elements, or "" (then n
+// takes d in).
+std::string add_dimension(std::int64_t& n, std::int64_t d) {
+  if (d <= 0 || d > INT32_MAX)
+    return "has a dimension " + std::to_string(d) + " that is not from 1 to " + std::to_string(INT32_MAX);
+  if (n > INT32_MAX / d) return "has more than 2^31-1 elements";
+  n *= d;
   return "";
 }
 
@@ -49,9 +47,12 @@ class Writer {
     put<std::int32_t>(a[1]);
   }
   void shape(const Shape& s) {
-    const std::string problem = shape_problem(s);
-    if (!problem.empty())
-      throw InvalidArgument("a network file cannot hold the shape " + to_string(s) + ": it " + problem);
+    std::int64_t n = 1;
+    for (std::int64_t d : s) {
+      const std::string problem = add_dimension(n, d);
+      if (!problem.empty())
+        throw InvalidArgument("a network file cannot hold the shape " + to_string(s) + ": it " + problem);
+    }
     for (std::int64_t d : s) put<std::int64_t>(d);
   }
   void filter(const Filter& f) {
@@ -77,9 +78,12 @@ class Reader : public detail::ByteReader {
   }
   Shape shape(const char* what) {
     Shape s{};
-    for (auto& d : s) d = get<std::int64_t>(what);
-    const std::string problem = shape_problem(s);
-    if (!problem.empty()) fail(std::string(what) + " " + to_string(s) + " " + problem);
+    std::int64_t n = 1;
+    for (auto& d : s) {
+      d = get<std::int64_t>(what);
+      const std::string problem = add_dimension(n, d);  // at the offset of the dimension that breaks it
+      if (!problem.empty()) fail(std::string(what) + " " + problem);
+    }
     return s;
   }
   Filter filter(const char* what) {

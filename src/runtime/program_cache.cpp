@@ -130,6 +130,15 @@ void ProgramCache::store(const std::string& key_text, const std::vector<unsigned
   put<std::uint64_t>(data, fnv1a64(binary.data(), binary.size()));
   data.append(reinterpret_cast<const char*>(binary.data()), binary.size());
   try {
+    // The cache owns its entries: one that is no regular file (a FIFO, a link to a device) was refused when
+    // read and is removed here, so that the fresh entry can take its place (the writer never replaces one).
+    const auto kind = std::filesystem::symlink_status(path, ec).type();
+    if (!ec && kind != std::filesystem::file_type::regular && kind != std::filesystem::file_type::not_found) {
+      if (kind == std::filesystem::file_type::directory)
+        std::filesystem::remove_all(path, ec);
+      else
+        std::filesystem::remove(path, ec);
+    }
     write_file_atomically(path, data);
   } catch (const Error& e) {
     log(std::string("cache store failed (") + e.what() + ")");
