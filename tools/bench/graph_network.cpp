@@ -634,20 +634,19 @@ void tune_model(const xnorcl::Runtime& rt, const xnorcl::Graph& g, xnorcl::TuneS
 }  // namespace
 
 int run_graph_network(const Options& o) {
-  // A model file is read once before the device starts: a missing, unreadable or malformed one is the error.
-  if (!builtin_model(o.model)) (void)xnorcl::network_file_version(o.model);
+  // The model is built (or its file read) on the host before the device starts: a missing, unreadable or
+  // malformed file is the error, not a device.
+  std::fprintf(stderr, "building %s (batch %d; calibrating its thresholds on the host)\n", o.model.c_str(),
+               o.batch);
+  const auto t0 = Clock::now();
+  const Workload w = build_model(o);
+  std::fprintf(stderr, "built in %.1f s\n", seconds_since(t0));
   xnorcl::Runtime rt = make_runtime(o);
   RunInfo info = run_info(rt);
   std::printf("xnorcl-bench network --model %s: xnorcl %s on %s (%s), variant %s (%s)\n", o.model.c_str(),
               info.library_version.c_str(), info.device.c_str(), info.driver.c_str(), info.variant.c_str(),
               rt.variant_reason().c_str());
   if (o.quick || o.reps < 20) std::printf("note: %d repetitions (fewer than 20): not a target run\n", o.reps);
-
-  std::fprintf(stderr, "building %s (batch %d; calibrating its thresholds on the host)\n", o.model.c_str(),
-               o.batch);
-  const auto t0 = Clock::now();
-  const Workload w = build_model(o);
-  std::fprintf(stderr, "built in %.1f s\n", seconds_since(t0));
   if (o.tune) tune_model(rt, w.graph, *o.tune);
   std::fprintf(stderr, "planning it and its float32 twin on the device\n");
   xnorcl::Model model = plan_model(rt, w.graph);

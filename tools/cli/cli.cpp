@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "core/file_io.hpp"
 #include "xnorcl/version.hpp"
@@ -68,8 +69,8 @@ void check_output_path(const std::string& what, const std::string& path) {
   // The file is written as a new temporary beside it, then renamed over it: its directory must take new
   // files. Checked without creating anything (a file made and removed again would also replace a dangling
   // link with nothing).
-  const std::string::size_type slash = path.find_last_of('/');
-  const std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  const std::string directory = parent.empty() ? "." : parent;
   if (::stat(directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     throw UsageError(what + " " + path + " cannot be written (no directory " + directory + ")");
   if (::access(directory.c_str(), W_OK | X_OK) != 0)
