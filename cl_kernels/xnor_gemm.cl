@@ -68,9 +68,11 @@
 #if WORD_BITS == 64
 typedef ulong word_t;
 typedef ulong4 word4_t;
+typedef ulong8 word8_t;
 #elif WORD_BITS == 32
 typedef uint word_t;
 typedef uint4 word4_t;
+typedef uint8 word8_t;
 #else
 #error "WORD_BITS must be 32 or 64"
 #endif
@@ -104,10 +106,61 @@ typedef word_t count_t;
 #else
 #define LOAD_PATCH_WORDS(b, pp) LOAD_WORDS_BY_1(b, pp, TN)
 #endif
+// -DNATIVE_POPCOUNT (PoCL on an x86 CPU with AVX-512 VPOPCNTDQ; src/runtime/device_profile.cpp decides):
+// PoCL compiles for such CPUs as for ones without a vector popcount instruction, so `popcount` becomes a
+// nibble-table sequence of 9 vector instructions per 4 words; one VPOPCNTQ (VPOPCNTD for 32-bit words)
+// counts the bits of 4 or 8 words. GNU inline assembly, compiled only for that device.
+#ifdef NATIVE_POPCOUNT
+#if WORD_BITS == 64
+#define VPOPCNT "vpopcntq"
+#else
+#define VPOPCNT "vpopcntd"
+#endif
+inline word4_t popcount4_native(const word4_t x) {
+  word4_t r;
+  __asm__(VPOPCNT " %1, %0" : "=v"(r) : "v"(x));
+  return r;
+}
+inline word8_t popcount8_native(const word8_t x) {
+  word8_t r;
+  __asm__(VPOPCNT " %1, %0" : "=v"(r) : "v"(x));
+  return r;
+}
+#endif
+#if defined(NATIVE_POPCOUNT) && TN % 8 == 0
+// 8 patch words at a time against each filter word.
+#define XOR_POPCOUNT_BLOCK(a, b)                                                                        \
+  _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {                                                   \
+    _Pragma("unroll") for (int j_ = 0; j_ < TN; j_ += 8) {                                              \
+      const word8_t n_ = popcount8_native(                                                              \
+          a[i_] ^ (word8_t)(b[j_], b[j_ + 1], b[j_ + 2], b[j_ + 3], b[j_ + 4], b[j_ + 5], b[j_ + 6], b[j_ + 7])); \
+      acc[i_][j_] += n_.s0;                                                                             \
+      acc[i_][j_ + 1] += n_.s1;                                                                         \
+      acc[i_][j_ + 2] += n_.s2;                                                                         \
+      acc[i_][j_ + 3] += n_.s3;                                                                         \
+      acc[i_][j_ + 4] += n_.s4;                                                                         \
+      acc[i_][j_ + 5] += n_.s5;                                                                         \
+      acc[i_][j_ + 6] += n_.s6;                                                                         \
+      acc[i_][j_ + 7] += n_.s7;                                                                         \
+    }                                                                                                   \
+  }
+#elif defined(NATIVE_POPCOUNT) && TN % 4 == 0
+#define XOR_POPCOUNT_BLOCK(a, b)                                                                    \
+  _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {                                               \
+    _Pragma("unroll") for (int j_ = 0; j_ < TN; j_ += 4) {                                          \
+      const word4_t n_ = popcount4_native(a[i_] ^ (word4_t)(b[j_], b[j_ + 1], b[j_ + 2], b[j_ + 3])); \
+      acc[i_][j_] += n_.s0;                                                                         \
+      acc[i_][j_ + 1] += n_.s1;                                                                     \
+      acc[i_][j_ + 2] += n_.s2;                                                                     \
+      acc[i_][j_ + 3] += n_.s3;                                                                     \
+    }                                                                                               \
+  }
+#else
 #define XOR_POPCOUNT_BLOCK(a, b)                          \
   _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {     \
     _Pragma("unroll") for (int j_ = 0; j_ < TN; ++j_) acc[i_][j_] += (count_t)popcount(a[i_] ^ b[j_]); \
   }
+#endif
 
 // Global variant: `steps` words of K read straight from global memory through fp (filters + o0) and pp
 // (patches + p0); adjacent work-items load adjacent blocks.
@@ -655,18 +708,17 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused_r
 // boundary cuts a window, the next chunk's launch ORs into the word (see the kernel).
 // NDRange: global (P_pad, or the chunk's pooled pixels, rounded up to WG*WG; ceil(M / 32) output words),
 // local (WG*WG, 1).
-#if WORD_BITS == 64
-typedef ulong8 word8_t;
-#else
-typedef uint8 word8_t;
-#endif
 // Sums of 8 popcounts, in the word's width as count_t (see there).
 typedef word8_t count8_t;
 // Lane-wise popcount built from scalar popcounts: PoCL's vector popcount works in 128-bit pieces, while its
 // compiler turns these eight scalar ones into one 512-bit popcount sequence.
 inline count8_t popcount8(const word8_t x) {
+#ifdef NATIVE_POPCOUNT
+  return popcount8_native(x);
+#else
   return (count8_t)(popcount(x.s0), popcount(x.s1), popcount(x.s2), popcount(x.s3), popcount(x.s4),
                     popcount(x.s5), popcount(x.s6), popcount(x.s7));
+#endif
 }
 // The rule of each of 8 G values g as an interval (lo, count): 1 where g - lo < count (unsigned), else 0.
 // The unsigned test is the borrow of d - count in 64 bits: as a compare, LLVM turns the compare-shift-or of

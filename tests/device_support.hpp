@@ -75,6 +75,20 @@ inline Runtime& runtime_with_other_packing(Variant variant, int word_bits = 0) {
   return runtimes.emplace(key, std::move(rt)).first->second;
 }
 
+// A runtime like runtime_for's with the portable popcount (RuntimeOptions::native_popcount = false): on a
+// device with DeviceInfo::native_popcount its default runtime counts bits with the vector instruction, so
+// this runs the other code; elsewhere it is the default code again. One per variant per process.
+inline Runtime& runtime_with_portable_popcount(Variant variant) {
+  static std::map<Variant, Runtime> runtimes;
+  auto it = runtimes.find(variant);
+  if (it != runtimes.end()) return it->second;
+  runtime_for(variant);  // skips or fails as every device test does where there is no device
+  RuntimeOptions options;
+  options.variant = variant;
+  options.native_popcount = false;
+  return runtimes.emplace(variant, Runtime::create(options)).first->second;
+}
+
 // The float max-pool's kernel over runs, written out from the documented rule: where the device reports
 // CL_FP_DENORM for single precision it compares floats (maxpool_f32_runs_native_compare), elsewhere order
 // keys (maxpool_f32_runs); `other` names the kernel the device does not choose.

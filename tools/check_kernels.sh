@@ -20,9 +20,18 @@ forbidden=(-cl-fast-relaxed-math -cl-finite-math-only -cl-unsafe-math-optimizati
 # Read the whole table first: a failing tool must fail this script, which a pipe into `while` would hide.
 table=$("$options_tool")
 
+# The runtime adds -DNATIVE_POPCOUNT=1 on one kind of device only (PoCL on an x86-64 CPU with AVX-512
+# VPOPCNTDQ): files that use it are checked once more with it, as x86-64 code with those features (its inline
+# assembly names x86 vector registers), as well as portable OpenCL C without it.
+native=(-DNATIVE_POPCOUNT=1 -target x86_64-unknown-linux-gnu -mavx512f -mavx512vl -mavx512vpopcntdq)
+
 declare -A covered=()
 checked=0
+native_checked=0
 failures=0
+check() {
+  clang -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -Xclang -cl-ext=-all -fsyntax-only -Werror "$@"
+}
 while IFS=$'\t' read -r file options; do
   [[ -n "$file" ]] || continue
   read -ra opts <<<"$options"
@@ -40,12 +49,18 @@ while IFS=$'\t' read -r file options; do
     continue
   fi
   covered[$file]=1
-  if ! clang -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -Xclang -cl-ext=-all -fsyntax-only -Werror \
-    "${opts[@]}" "cl_kernels/$file"; then
+  if ! check "${opts[@]}" "cl_kernels/$file"; then
     echo "FAIL: cl_kernels/$file with '$options'" >&2
     failures=$((failures + 1))
   fi
   checked=$((checked + 1))
+  if grep -q NATIVE_POPCOUNT "cl_kernels/$file"; then
+    if ! check "${opts[@]}" "${native[@]}" "cl_kernels/$file"; then
+      echo "FAIL: cl_kernels/$file with '$options ${native[*]}'" >&2
+      failures=$((failures + 1))
+    fi
+    native_checked=$((native_checked + 1))
+  fi
 done <<<"$table"
 
 shopt -s nullglob
@@ -61,5 +76,6 @@ if ((checked == 0)); then
   failures=$((failures + 1))
 fi
 
-echo "check_kernels: $checked (file, option-set) pairs checked over ${#kernel_files[@]} kernel files, $failures failures"
+echo "check_kernels: $checked (file, option-set) pairs checked over ${#kernel_files[@]} kernel files" \
+  "($native_checked of them again with -DNATIVE_POPCOUNT=1), $failures failures"
 ((failures == 0))

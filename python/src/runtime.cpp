@@ -27,7 +27,7 @@ TuningMode parse_tuning(const std::string& text) {
 void create_runtime(Runtime* self, std::optional<std::string> device, std::optional<std::string> variant,
                     std::optional<std::string> cache_dir, std::optional<int> word_bits,
                     std::optional<std::size_t> max_work_group_size, std::optional<std::string> tuning,
-                    std::optional<std::string> tuning_file) {
+                    std::optional<std::string> tuning_file, std::optional<bool> native_popcount) {
   RuntimeOptions o;
   o.device = std::move(device);
   if (variant) o.variant = parse_variant(*variant);
@@ -36,6 +36,7 @@ void create_runtime(Runtime* self, std::optional<std::string> device, std::optio
   o.max_work_group_size = max_work_group_size;
   if (tuning) o.tuning = parse_tuning(*tuning);
   o.tuning_file = std::move(tuning_file);
+  o.native_popcount = native_popcount;
   nb::gil_scoped_release release;  // program builds take a while
   new (self) Runtime(Runtime::create(o));
 }
@@ -54,6 +55,7 @@ nb::dict device_dict(const DeviceInfo& d) {
   r["compute_units"] = d.compute_units;
   r["auto_variant"] = to_string(d.auto_variant);
   r["auto_reason"] = d.auto_reason;
+  r["native_popcount"] = d.native_popcount;
   return r;
 }
 
@@ -66,22 +68,26 @@ void bind_runtime(nb::module_& m) {
       .def("__init__", &create_runtime, nb::arg("device") = nb::none(), nb::arg("variant") = nb::none(),
            nb::arg("cache_dir") = nb::none(), nb::kw_only(), nb::arg("word_bits") = nb::none(),
            nb::arg("max_work_group_size") = nb::none(), nb::arg("tuning") = nb::none(),
-           nb::arg("tuning_file") = nb::none(),
+           nb::arg("tuning_file") = nb::none(), nb::arg("native_popcount") = nb::none(),
            "Opens a device. Every argument left None comes from the environment (XNORCL_DEVICE, "
            "XNORCL_VARIANT, XNORCL_CACHE_DIR, XNORCL_WORD_BITS, XNORCL_MAX_WORK_GROUP_SIZE, XNORCL_TUNING, "
-           "XNORCL_TUNING_FILE), then the "
+           "XNORCL_TUNING_FILE, XNORCL_NATIVE_POPCOUNT), then the "
            "defaults. device: 'P:D' (platform and device indices) or a case-insensitive substring of "
            "'<platform> / <device>'; default the first GPU, else accelerator, else CPU. variant: 'auto', "
            "'local' or 'global'. cache_dir: program-binary cache directory, 'off' disables it. word_bits: "
            "32 or 64, the packed word size (a test and tuning hook). max_work_group_size: a cap on every "
            "launch's work-group size. tuning: 'use' (default: run the tuning file's configurations), 'tune' "
            "(also tune a model's untuned steps when it is loaded) or 'ignore' (default rules only). "
-           "tuning_file: the tuning file's path; default a file beside the program cache.")
+           "tuning_file: the tuning file's path; default a file beside the program cache. native_popcount: "
+           "False runs the portable bit counting where the device has a vector popcount instruction that the "
+           "kernels would use (device_info['native_popcount']); True on a device without one is refused.")
       .def_prop_ro("device_name", &Runtime::device_name, "'<platform> / <device>'")
       .def_prop_ro(
           "variant", [](const Runtime& r) { return to_string(r.variant()); },
           "The variant in use: 'local' or 'global', never 'auto'.")
       .def_prop_ro("variant_reason", &Runtime::variant_reason, "Why that variant was chosen.")
+      .def_prop_ro("native_popcount", &Runtime::native_popcount,
+                   "Whether the kernels count bits with the CPU's vector popcount instruction.")
       .def_prop_ro("profiling_enabled", &Runtime::profiling_enabled,
                    "Whether device times (last_stage_times) are available.")
       .def_prop_ro(

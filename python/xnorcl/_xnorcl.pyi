@@ -53,14 +53,18 @@ class Runtime:
         max_work_group_size: Optional[int] = None,
         tuning: Optional[Literal["use", "tune", "ignore"]] = None,
         tuning_file: Optional[str] = None,
+        native_popcount: Optional[bool] = None,
     ) -> None:
         """None takes the environment (XNORCL_DEVICE, XNORCL_VARIANT, XNORCL_CACHE_DIR, XNORCL_WORD_BITS,
-        XNORCL_MAX_WORK_GROUP_SIZE, XNORCL_TUNING, XNORCL_TUNING_FILE), then the defaults. device: "P:D" or a
+        XNORCL_MAX_WORK_GROUP_SIZE, XNORCL_TUNING, XNORCL_TUNING_FILE, XNORCL_NATIVE_POPCOUNT), then the
+        defaults. device: "P:D" or a
         case-insensitive substring of "<platform> / <device>" (default: the first GPU, else accelerator, else
         CPU). cache_dir "off" disables the program-binary cache. word_bits: packed word size 32 or 64 (a test
         and tuning hook). tuning: "use" (default) runs the tuning file's configurations, "tune" also tunes a
         model's untuned steps when it is loaded, "ignore" runs the default rules. tuning_file: its path
-        (default: beside the program cache)."""
+        (default: beside the program cache). native_popcount: False runs the portable bit counting where the
+        device has a vector popcount instruction the kernels would use (device_info["native_popcount"]);
+        True on a device without one is refused."""
     @property
     def tuning_file(self) -> str:
         """The tuning file this runtime reads and xnorcl.tune writes; "" when there is none."""
@@ -73,6 +77,9 @@ class Runtime:
     @property
     def variant_reason(self) -> str:
         """Why that variant was chosen."""
+    @property
+    def native_popcount(self) -> bool:
+        """Whether the kernels count bits with the CPU's vector popcount instruction."""
     @property
     def profiling_enabled(self) -> bool:
         """Whether device times (last_stage_times, last_node_times) are available."""

@@ -4,6 +4,11 @@
 #include <algorithm>
 #include <cctype>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#define XNORCL_X86_CPUID 1
+#endif
+
 #include "runtime/tuning.hpp"
 #include "xnorcl/error.hpp"
 
@@ -28,6 +33,32 @@ std::string device_type_name(cl_device_type t) {
 
 // Local tiles must fit in this much on-chip memory; more would cut occupancy on the small GPUs we target.
 constexpr std::size_t kLocalMemoryBudget = 32 * 1024;
+
+// Whether this process's CPU runs VPOPCNTQ/VPOPCNTD on 256- and 512-bit registers (AVX512F, AVX512VL,
+// AVX512_VPOPCNTDQ) and the operating system saves those registers (XCR0: SSE, AVX, opmask and both
+// halves of the upper ZMM state).
+bool host_has_vector_popcount() {
+#ifdef XNORCL_X86_CPUID
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;  // OSXSAVE
+  unsigned xcr0 = 0, xcr0_high = 0;
+  __asm__("xgetbv" : "=a"(xcr0), "=d"(xcr0_high) : "c"(0));
+  if ((xcr0 & 0xE6u) != 0xE6u) return false;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  const bool avx512f = ebx & (1u << 16), avx512vl = ebx & (1u << 31), vpopcntdq = ecx & (1u << 14);
+  return avx512f && avx512vl && vpopcntdq;
+#else
+  return false;
+#endif
+}
+
+// PoCL's CPU devices run on this process's CPU ("pthread-<cpu>" and "basic-<cpu>" in PoCL 3, "cpu-..."
+// later); its other drivers (remote, CUDA, Level Zero) do not.
+bool runs_on_host_cpu(const DeviceProfile& p) {
+  const std::string name = lower(p.info.device_name);
+  return p.architecture == Architecture::PoclCpu && p.info.type == "CPU" &&
+         (name.rfind("pthread", 0) == 0 || name.rfind("basic", 0) == 0 || name.rfind("cpu", 0) == 0);
+}
 
 }  // namespace
 
@@ -96,6 +127,10 @@ DeviceProfile profile_device(const cl::Device& device, int platform_index, int d
   // for the same CPU, so the code is right and the lines only alarm users. PoCL refuses -Wno-psabi; -w
   // (OpenCL's "inhibit all warnings") is standard. CI compiles every kernel with clang -Werror instead.
   if (p.architecture == Architecture::PoclCpu) p.extra_build_options = " -w";
+  // PoCL's distribution builds compile for a few CPU classes (their "avx512" one as skylake-avx512, which has
+  // no vector popcount); its build options cannot name another target, so the kernels spell the instruction
+  // out (-DNATIVE_POPCOUNT, cl_kernels/xnor_gemm.cl; Runtime adds it unless told not to).
+  i.native_popcount = runs_on_host_cpu(p) && host_has_vector_popcount();
   const VariantChoice choice = choose_variant(Variant::Auto, p);
   i.auto_variant = choice.variant;
   i.auto_reason = choice.reason;

@@ -87,6 +87,11 @@ RuntimeOptions with_environment(RuntimeOptions o) {
     if (auto v = detail::knob_text("XNORCL_WORD_BITS", "32 or 64"))
       o.word_bits = detail::parse_choice<int>(*v, "XNORCL_WORD_BITS", {{"32", 32}, {"64", 64}});
   }
+  if (!o.native_popcount) {
+    if (auto v = detail::knob_text("XNORCL_NATIVE_POPCOUNT", "on or off"))
+      o.native_popcount =
+          detail::parse_choice<bool>(*v, "XNORCL_NATIVE_POPCOUNT", {{"on", true}, {"off", false}});
+  }
   if (!o.tuning) {
     if (auto v = detail::knob_text("XNORCL_TUNING", "use, tune or ignore"))
       o.tuning = detail::parse_choice<TuningMode>(
@@ -424,6 +429,16 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
     s->variant_reason = "forced " + to_string(choice.variant) + " by " +
                         (variant_from_caller ? "RuntimeOptions::variant" : "XNORCL_VARIANT");
   }
+  if (options.native_popcount.value_or(false) && !s->profile.info.native_popcount) {
+    throw InvalidArgument(
+        "native popcount was asked for (RuntimeOptions::native_popcount or "
+        "XNORCL_NATIVE_POPCOUNT=on), but " +
+        s->profile.info.label() +
+        " has no vector popcount instruction that xnorcl can use (it uses AVX-512 VPOPCNTDQ "
+        "on PoCL's CPU devices); leave it unset to use it wherever it is found");
+  }
+  s->native_popcount = s->profile.info.native_popcount && options.native_popcount.value_or(true);
+  if (s->native_popcount) s->profile.extra_build_options += " -DNATIVE_POPCOUNT=1";
   s->profiling = (queue.getInfo<CL_QUEUE_PROPERTIES>() & CL_QUEUE_PROFILING_ENABLE) != 0;
   const std::string cache_dir = options.cache_dir.value_or(detail::default_cache_directory());
   s->cache = detail::ProgramCache(cache_dir == "off" ? "" : cache_dir, options.log);
@@ -563,6 +578,9 @@ cl::Device Runtime::device() const {
 }
 const DeviceInfo& Runtime::device_info() const {
   return held(state_).profile.info;
+}
+bool Runtime::native_popcount() const {
+  return held(state_).native_popcount;
 }
 bool Runtime::profiling_enabled() const {
   return held(state_).profiling;

@@ -408,6 +408,25 @@ void random_batch_other_float_compare(Variant variant, int batch) {
   if (rt.state()->pack_in_runs) CHECK(packed_in_runs >= 3);
 }
 
+// The random configurations with the popcount the device's runtime does not use by default: the portable
+// code where the device has a vector popcount instruction for the kernels (DeviceInfo::native_popcount),
+// which the default runtime then runs; elsewhere the portable code is the default, and asking for the
+// instruction must be refused.
+void random_batch_other_popcount(Variant variant, int batch) {
+  Runtime& portable = runtime_with_portable_popcount(variant);
+  const Runtime& usual = runtime_for(variant);
+  REQUIRE_FALSE(portable.native_popcount());
+  REQUIRE(usual.native_popcount() == usual.device_info().native_popcount);
+  if (!usual.device_info().native_popcount) {
+    RuntimeOptions options;
+    options.variant = variant;
+    options.native_popcount = true;
+    REQUIRE_THROWS_AS(Runtime::create(options), InvalidArgument);
+  }
+  for (int i = 0; i < kCasesPerBatch; ++i)
+    check_case_on(portable, variant, random_case(std::uint64_t(1000) * batch + i));
+}
+
 }  // namespace
 
 XNORCL_VARIANT_TEST("channel-packed layouts at their edges, in both packing geometries", "[conv][channel]",
@@ -424,6 +443,8 @@ XNORCL_RANDOM_BATCH_OF(random_batch_other_float_compare, "the other float compar
 XNORCL_RANDOM_BATCH_OF(random_batch_other_packing, "the other packing geometry", 1)
 XNORCL_RANDOM_BATCH_OF(random_batch_other_packing, "the other packing geometry", 4)
 XNORCL_RANDOM_BATCH_OF(random_batch_other_packing, "the other packing geometry", 7)
+XNORCL_RANDOM_BATCH_OF(random_batch_other_popcount, "the other popcount", 3)
+XNORCL_RANDOM_BATCH_OF(random_batch_other_popcount, "the other popcount", 8)
 
 XNORCL_VARIANT_TEST("OpenVINO's nine published cases in both bit orders", "[conv][openvino]",
                     openvino_published_cases)

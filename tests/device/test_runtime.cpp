@@ -283,6 +283,7 @@ TEST_CASE("settings are parsed strictly: empty, blank, signed, overflowing or un
       {"XNORCL_DEVICE", {"4294967296:0", "0:4294967296", "", " ", " 0:0"}},
       {"XNORCL_VARIANT", {"", "fast", "local "}},
       {"XNORCL_WORD_BITS", {"", "032", "64 "}},
+      {"XNORCL_NATIVE_POPCOUNT", {"", "1", "yes", "on "}},
       {"XNORCL_CACHE_DIR", {""}},
   };
   for (const auto& [name, values] : cases) {

@@ -4,6 +4,7 @@
 import gc
 
 import numpy as np
+import pytest
 
 import xnorcl
 from conftest import runtime_for
@@ -23,6 +24,18 @@ def test_default_runtime_describes_its_device(default_runtime):
     assert info["auto_variant"] in ("local", "global")
     devices = xnorcl.list_devices()
     assert info["name"] in [d["name"] for d in devices]
+
+
+def test_native_popcount_follows_the_device(default_runtime):
+    """The vector popcount is used wherever the device has one; False turns it off; True without it is refused."""
+    has_it = default_runtime.device_info["native_popcount"]
+    assert default_runtime.native_popcount == has_it
+    assert not xnorcl.Runtime(variant="global", native_popcount=False).native_popcount
+    if has_it:
+        assert xnorcl.Runtime(variant="global", native_popcount=True).native_popcount
+    else:
+        with pytest.raises(xnorcl.InvalidArgument, match="native popcount"):
+            xnorcl.Runtime(variant="global", native_popcount=True)
 
 
 def test_cache_dir_holds_the_program_binaries(tmp_path):

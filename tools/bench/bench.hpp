@@ -199,6 +199,7 @@ struct LayerResult {
 struct RunInfo {
   std::string library_version, device, platform, driver, device_version;
   std::string variant, variant_reason, requested_variant;
+  bool native_popcount = false;  // the kernels count bits with the CPU's vector instruction (Runtime)
   Options options;
   Peak peak;
   std::vector<LayerResult> layers;
@@ -221,6 +222,9 @@ xnorcl::Graph float_twin(const xnorcl::Graph& binary);
 // of a tuned model runs with TuningMode::Ignore).
 xnorcl::Runtime make_runtime(const Options& o, std::optional<xnorcl::TuningMode> tuning = std::nullopt);
 int run_devices(const Options& o);
+// Prints how the kernels count bits where the device has a vector popcount instruction for them (nothing
+// elsewhere): the figures of such a CPU differ by that choice.
+void print_popcount_note(const xnorcl::Runtime& rt);
 int run_graph_network(const Options& o);  // network (graph_network.cpp)
 int run_peak(const Options& o);
 int run_layers(const Options& o);

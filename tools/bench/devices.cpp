@@ -32,6 +32,15 @@ xnorcl::Runtime make_runtime(const Options& o, std::optional<xnorcl::TuningMode>
   return xnorcl::Runtime::create(options);
 }
 
+void print_popcount_note(const xnorcl::Runtime& rt) {
+  if (!rt.device_info().native_popcount) return;
+  std::printf("popcount: %s\n",
+              rt.native_popcount()
+                  ? "AVX-512 VPOPCNTDQ, spelled out in the kernels (XNORCL_NATIVE_POPCOUNT=off "
+                    "runs the portable code)"
+                  : "the portable code (XNORCL_NATIVE_POPCOUNT=off), not the CPU's VPOPCNTDQ");
+}
+
 int run_devices(const Options&) {
   const auto devices = xnorcl::list_devices();
   std::printf("xnorcl %s: %zu OpenCL device(s); select one with --device P:D or a name substring\n",
@@ -47,6 +56,10 @@ int run_devices(const Options&) {
                 bytes(d.global_mem_size).c_str(), bytes(d.max_mem_alloc_size).c_str());
     std::printf("  variant Auto picks: %s (%s)\n", xnorcl::to_string(d.auto_variant).c_str(),
                 d.auto_reason.c_str());
+    if (d.native_popcount)
+      std::printf(
+          "  vector popcount: the kernels count bits with AVX-512 VPOPCNTDQ, spelled out for PoCL's "
+          "compiler (XNORCL_NATIVE_POPCOUNT=off: the portable code)\n");
   }
   return 0;
 }
@@ -55,6 +68,7 @@ int run_peak(const Options& o) {
   xnorcl::Runtime rt = make_runtime(o);
   std::printf("xnorcl-bench peak: %s (%s)\n", rt.device_name().c_str(),
               rt.device_info().driver_version.c_str());
+  print_popcount_note(rt);
   std::fputs("measuring ", stderr);
   const Peak peak = measure_peak(rt, o.quick, true);
   print_peak_table(peak);

@@ -545,6 +545,7 @@ void write_json(const std::string& path, const Report& r) {
   j.value("schema", 1).value("command", "network").value("model", r.o.model);
   j.value("library_version", r.info.library_version).value("device", r.info.device);
   j.value("driver", r.info.driver).value("variant", r.info.variant).value("batch", r.o.batch);
+  j.value("native_popcount", r.info.native_popcount);
   j.value("fma_peak_gflops", r.info.peak.float_flops_per_s * 1e-9);
   j.value("xor_popcount_peak_gbinops", r.info.peak.binary_ops_per_s * 1e-9);
   j.value("wall_median_ms", r.binary.wall_stats.median)
@@ -601,6 +602,7 @@ RunInfo run_info(const xnorcl::Runtime& rt) {
   info.device = rt.device_name();
   info.driver = rt.device_info().driver_version;
   info.variant = xnorcl::to_string(rt.variant());
+  info.native_popcount = rt.native_popcount();
   return info;
 }
 
@@ -646,6 +648,7 @@ int run_graph_network(const Options& o) {
   std::printf("xnorcl-bench network --model %s: xnorcl %s on %s (%s), variant %s (%s)\n", o.model.c_str(),
               info.library_version.c_str(), info.device.c_str(), info.driver.c_str(), info.variant.c_str(),
               rt.variant_reason().c_str());
+  print_popcount_note(rt);
   if (o.quick || o.reps < 20) std::printf("note: %d repetitions (fewer than 20): not a target run\n", o.reps);
   if (o.tune) tune_model(rt, w.graph, *o.tune);
   std::fprintf(stderr, "planning it and its float32 twin on the device\n");

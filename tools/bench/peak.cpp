@@ -21,8 +21,9 @@ struct WordType {
   int lanes;
 };
 
-const WordType kXorTypes[] = {{"uint", false, 4, 1},  {"uint2", false, 8, 2},   {"uint4", false, 16, 4},
-                              {"ulong", false, 8, 1}, {"ulong2", false, 16, 2}, {"ulong4", false, 32, 4}};
+const WordType kXorTypes[] = {{"uint", false, 4, 1},   {"uint2", false, 8, 2},   {"uint4", false, 16, 4},
+                              {"ulong", false, 8, 1},  {"ulong2", false, 16, 2}, {"ulong4", false, 32, 4},
+                              {"ulong8", false, 64, 8}};
 const WordType kFmaTypes[] = {
     {"float", true, 4, 1}, {"float4", true, 16, 4}, {"float8", true, 32, 8}, {"float16", true, 64, 16}};
 
@@ -210,8 +211,9 @@ Peak measure_peak(const xnorcl::Runtime& runtime, bool quick, bool progress) {
     PeakRunner runner(runtime, quick, progress);
     Peak peak;
     std::string log32, log64;
-    const cl::Program p32 = runner.build("-cl-std=CL1.2", log32);
-    const cl::Program p64 = runner.build("-cl-std=CL1.2 -DPEAK_ULONG", log64);
+    const std::string native = runtime.native_popcount() ? " -DNATIVE_POPCOUNT" : "";
+    const cl::Program p32 = runner.build("-cl-std=CL1.2" + native, log32);
+    const cl::Program p64 = runner.build("-cl-std=CL1.2 -DPEAK_ULONG" + native, log64);
     if (!p32()) throw std::runtime_error("peak kernels do not build:\n" + log32);
     for (const WordType& t : kXorTypes) {
       const bool wide = t.name[1] == 'l';  // ulong*

@@ -441,6 +441,7 @@ void write_json(const RunInfo& run, const std::string& path) {
   j.value("schema", 1).value("tool", "xnorcl-bench layers").value("library_version", run.library_version);
   j.value("device", run.device).value("platform", run.platform).value("device_version", run.device_version);
   j.value("driver", run.driver).value("variant", run.variant).value("variant_reason", run.variant_reason);
+  j.value("native_popcount", run.native_popcount);
   j.value("requested_variant", run.requested_variant);
   j.begin_object("settings")
       .value("warmup", run.options.warmup)

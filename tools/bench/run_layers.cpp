@@ -427,6 +427,7 @@ RunInfo describe_run(const xnorcl::Runtime& rt, const Options& o) {
   run.device_version = info.device_version;
   run.variant = xnorcl::to_string(rt.variant());
   run.variant_reason = rt.variant_reason();
+  run.native_popcount = rt.native_popcount();
   const char* env_variant = std::getenv("XNORCL_VARIANT");
   run.requested_variant =
       o.variant_given ? xnorcl::to_string(o.variant) : (env_variant && *env_variant ? env_variant : "auto");
@@ -446,6 +447,7 @@ int run_layers(const Options& o) {
   RunInfo run = describe_run(rt, o);
   std::printf("xnorcl-bench layers: xnorcl %s on %s (%s), variant %s (%s)\n", run.library_version.c_str(),
               run.device.c_str(), run.driver.c_str(), run.variant.c_str(), run.variant_reason.c_str());
+  print_popcount_note(rt);
   if (!rt.profiling_enabled()) std::printf("note: the queue has no profiling: stage times unavailable\n");
   if (o.quick || o.reps < 20) std::printf("note: %d repetitions (fewer than 20): not a target run\n", o.reps);
 
