@@ -27,8 +27,9 @@
 //        tiles do.
 
 // Popcounts: with -DNATIVE_POPCOUNT (the library's kernels count bits with the CPU's vector popcount
-// instruction, spelled out in assembly for PoCL; cl_kernels/xnor_gemm.cl) the vector types count with it
-// too, so that the peak is one of the code the kernels run.
+// instruction, spelled out in assembly for PoCL; cl_kernels/xnor_gemm.cl) the types that those kernels count
+// with the instruction (vectors of 4 and 8 words) count with it here too, so that the peak is one of the
+// code the kernels run; the other types keep `popcount`.
 #ifdef NATIVE_POPCOUNT
 #define NATIVE_POPCOUNT_OF(T, INSTRUCTION)                        \
   __attribute__((overloadable)) T word_popcount(const T x) {       \
@@ -36,16 +37,14 @@
     __asm__(INSTRUCTION " %1, %0" : "=v"(r) : "v"(x));            \
     return r;                                                     \
   }
-__attribute__((overloadable)) uint word_popcount(const uint x) {
-  return popcount(x);
-}
-NATIVE_POPCOUNT_OF(uint2, "vpopcntd")
+#define PORTABLE_POPCOUNT_OF(T) \
+  __attribute__((overloadable)) T word_popcount(const T x) { return popcount(x); }
+PORTABLE_POPCOUNT_OF(uint)
+PORTABLE_POPCOUNT_OF(uint2)
 NATIVE_POPCOUNT_OF(uint4, "vpopcntd")
 #ifdef PEAK_ULONG
-__attribute__((overloadable)) ulong word_popcount(const ulong x) {
-  return popcount(x);
-}
-NATIVE_POPCOUNT_OF(ulong2, "vpopcntq")
+PORTABLE_POPCOUNT_OF(ulong)
+PORTABLE_POPCOUNT_OF(ulong2)
 NATIVE_POPCOUNT_OF(ulong4, "vpopcntq")
 NATIVE_POPCOUNT_OF(ulong8, "vpopcntq")
 #endif
