@@ -34,9 +34,9 @@ std::string device_type_name(cl_device_type t) {
 // Local tiles must fit in this much on-chip memory; more would cut occupancy on the small GPUs we target.
 constexpr std::size_t kLocalMemoryBudget = 32 * 1024;
 
-// Whether this process's CPU runs VPOPCNTQ/VPOPCNTD on 256- and 512-bit registers (AVX512F, AVX512VL,
-// AVX512_VPOPCNTDQ) and the operating system saves those registers (XCR0: SSE, AVX, opmask and both
-// halves of the upper ZMM state).
+// Whether this process's CPU runs VPOPCNTQ/VPOPCNTD on 128-, 256- and 512-bit registers (AVX512F,
+// AVX512VL, AVX512_VPOPCNTDQ) and the operating system saves those registers (XCR0: SSE, AVX, opmask and
+// both halves of the upper ZMM state).
 bool host_has_vector_popcount() {
 #ifdef XNORCL_X86_CPUID
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -58,6 +58,21 @@ bool runs_on_host_cpu(const DeviceProfile& p) {
   const std::string name = lower(p.info.device_name);
   return p.architecture == Architecture::PoclCpu && p.info.type == "CPU" &&
          (name.rfind("pthread", 0) == 0 || name.rfind("basic", 0) == 0 || name.rfind("cpu", 0) == 0);
+}
+
+// Whether PoCL compiles for an AVX-512 CPU without VPOPCNTDQ (its target CPU ends CL_DEVICE_VERSION's
+// "HSTR: <driver>-<triple>-<cpu>"): only there does `popcount` miss the instruction while the 512-bit vectors
+// the kernels' assembly names exist. A PoCL that targets a CPU with the instruction emits it itself; one that
+// targets a CPU without AVX-512 could not compile the assembly.
+bool targets_avx512_without_vector_popcount(const DeviceProfile& p) {
+  const std::string version = lower(p.info.device_version);
+  for (const char* cpu : {"skylake-avx512", "skx", "cascadelake", "cooperlake", "cannonlake", "knl"}) {
+    const std::string suffix = std::string("-") + cpu;
+    if (version.size() >= suffix.size() &&
+        version.compare(version.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -130,7 +145,8 @@ DeviceProfile profile_device(const cl::Device& device, int platform_index, int d
   // PoCL's distribution builds compile for a few CPU classes (their "avx512" one as skylake-avx512, which has
   // no vector popcount); its build options cannot name another target, so the kernels spell the instruction
   // out (-DNATIVE_POPCOUNT, cl_kernels/xnor_gemm.cl; Runtime adds it unless told not to).
-  i.native_popcount = runs_on_host_cpu(p) && host_has_vector_popcount();
+  i.native_popcount =
+      runs_on_host_cpu(p) && targets_avx512_without_vector_popcount(p) && host_has_vector_popcount();
   const VariantChoice choice = choose_variant(Variant::Auto, p);
   i.auto_variant = choice.variant;
   i.auto_reason = choice.reason;

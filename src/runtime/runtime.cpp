@@ -414,7 +414,8 @@ void build_network_programs(RuntimeState& s) {
 
 std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::Device& device,
                                          const cl::CommandQueue& queue, detail::DeviceProfile profile,
-                                         const RuntimeOptions& options, bool variant_from_caller) {
+                                         const RuntimeOptions& options, bool variant_from_caller,
+                                         bool native_popcount_from_caller) {
   auto s = std::make_shared<RuntimeState>();
   s->context = context;
   s->device = device;
@@ -431,11 +432,14 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
   }
   if (options.native_popcount.value_or(false) && !s->profile.info.native_popcount) {
     throw InvalidArgument(
-        "native popcount was asked for (RuntimeOptions::native_popcount or "
-        "XNORCL_NATIVE_POPCOUNT=on), but " +
-        s->profile.info.label() +
-        " has no vector popcount instruction that xnorcl can use (it uses AVX-512 VPOPCNTDQ "
-        "on PoCL's CPU devices); leave it unset to use it wherever it is found");
+        std::string(native_popcount_from_caller ? "RuntimeOptions::native_popcount = true"
+                                                : "XNORCL_NATIVE_POPCOUNT=on") +
+        " asks for the vector popcount instruction, but " + s->profile.info.label() +
+        " has none that xnorcl can use: it spells out AVX-512 VPOPCNTDQ only for a PoCL CPU device on an "
+        "x86-64 "
+        "processor with AVX-512 F, VL and VPOPCNTDQ whose PoCL compiles for an AVX-512 CPU without that "
+        "instruction (CL_DEVICE_VERSION here: '" +
+        s->profile.info.device_version + "'); leave it unset to use it wherever it is found");
   }
   s->native_popcount = s->profile.info.native_popcount && options.native_popcount.value_or(true);
   if (s->native_popcount) s->profile.extra_build_options += " -DNATIVE_POPCOUNT=1";
@@ -544,8 +548,8 @@ Runtime Runtime::create(const RuntimeOptions& requested) {
     const FoundDevice& chosen = select_device(devices, options.device);
     cl::Context context(chosen.device);
     cl::CommandQueue queue(context, chosen.device, CL_QUEUE_PROFILING_ENABLE);
-    return Runtime(
-        make_state(context, chosen.device, queue, chosen.profile, options, requested.variant.has_value()));
+    return Runtime(make_state(context, chosen.device, queue, chosen.profile, options,
+                              requested.variant.has_value(), requested.native_popcount.has_value()));
   });
 }
 
@@ -554,7 +558,7 @@ Runtime Runtime::create(const cl::Context& context, const cl::Device& device, co
   return cl_call([&] {
     const RuntimeOptions options = with_environment(requested);
     return Runtime(make_state(context, device, queue, detail::profile_device(device), options,
-                              requested.variant.has_value()));
+                              requested.variant.has_value(), requested.native_popcount.has_value()));
   });
 }
 

@@ -296,6 +296,31 @@ TEST_CASE("settings are parsed strictly: empty, blank, signed, overflowing or un
   CHECK_NOTHROW(Runtime::create());  // the environment as it was: the defaults
 }
 
+TEST_CASE("XNORCL_NATIVE_POPCOUNT: off runs the portable code, on only where the device has the instruction",
+          "[runtime]") {
+  require_device();
+  const bool has_it = [] {
+    ScopedEnv unset("XNORCL_NATIVE_POPCOUNT", nullptr);
+    const Runtime rt = Runtime::create();
+    CHECK(rt.native_popcount() == rt.device_info().native_popcount);  // the default: wherever it is found
+    return rt.device_info().native_popcount;
+  }();
+  {
+    ScopedEnv env("XNORCL_NATIVE_POPCOUNT", "off");
+    CHECK_FALSE(Runtime::create().native_popcount());
+  }
+  ScopedEnv env("XNORCL_NATIVE_POPCOUNT", "ON");
+  RuntimeOptions asked;
+  asked.native_popcount = true;
+  if (has_it) {
+    CHECK(Runtime::create().native_popcount());
+    CHECK(Runtime::create(asked).native_popcount());
+  } else {
+    require_refused([] { Runtime::create(); }, {"XNORCL_NATIVE_POPCOUNT=on", "VPOPCNTDQ"});
+    require_refused([&] { Runtime::create(asked); }, {"RuntimeOptions::native_popcount = true", "VPOPCNTDQ"});
+  }
+}
+
 TEST_CASE("RuntimeOptions out of their domain are refused, naming what is valid", "[runtime]") {
   require_device();
   RuntimeOptions empty_device;
