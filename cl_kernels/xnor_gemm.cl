@@ -132,9 +132,9 @@ static inline word8_t popcount8_native(const word8_t x) {
 #define XOR_POPCOUNT_BLOCK(a, b)                                                                        \
   _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {                                                   \
     _Pragma("unroll") for (int j_ = 0; j_ < TN; j_ += 8) {                                              \
-      const word8_t b_ = (word8_t)(b[j_], b[j_ + 1], b[j_ + 2], b[j_ + 3], b[j_ + 4], b[j_ + 5],       \
-                                   b[j_ + 6], b[j_ + 7]);                                               \
-      const word8_t n_ = popcount8_native(a[i_] ^ b_);                                                  \
+      const word8_t run_ = (word8_t)(b[j_], b[j_ + 1], b[j_ + 2], b[j_ + 3], b[j_ + 4], b[j_ + 5],     \
+                                     b[j_ + 6], b[j_ + 7]);                                             \
+      const word8_t n_ = popcount8_native(a[i_] ^ run_);                                                \
       acc[i_][j_] += n_.s0;                                                                             \
       acc[i_][j_ + 1] += n_.s1;                                                                         \
       acc[i_][j_ + 2] += n_.s2;                                                                         \
