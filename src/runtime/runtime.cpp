@@ -436,9 +436,8 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
                                                 : "XNORCL_NATIVE_POPCOUNT=on") +
         " asks for the vector popcount instruction, but " + s->profile.info.label() +
         " has none that xnorcl can use: it spells out AVX-512 VPOPCNTDQ only for a PoCL CPU device on an "
-        "x86-64 "
-        "processor with AVX-512 F, VL and VPOPCNTDQ whose PoCL compiles for an AVX-512 CPU without that "
-        "instruction (CL_DEVICE_VERSION here: '" +
+        "x86-64 processor with AVX-512 F, VL and VPOPCNTDQ whose PoCL compiles for an AVX-512 CPU without "
+        "that instruction (CL_DEVICE_VERSION here: '" +
         s->profile.info.device_version + "'); leave it unset to use it wherever it is found");
   }
   s->native_popcount = s->profile.info.native_popcount && options.native_popcount.value_or(true);

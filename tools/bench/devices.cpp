@@ -8,6 +8,10 @@ namespace xnorcl_bench {
 
 namespace {
 
+// How the kernels count bits on a device with DeviceInfo::native_popcount, when they use it.
+constexpr const char* kNativePopcount =
+    "AVX-512 VPOPCNTDQ, spelled out in the kernels (XNORCL_NATIVE_POPCOUNT=off runs the portable code)";
+
 std::string bytes(std::size_t n) {
   char buf[32];
   if (n >= (std::size_t{1} << 30)) {
@@ -36,8 +40,7 @@ void print_popcount_note(const xnorcl::Runtime& rt) {
   if (!rt.device_info().native_popcount) return;
   std::printf("popcount: %s\n",
               rt.native_popcount()
-                  ? "AVX-512 VPOPCNTDQ, spelled out in the kernels (XNORCL_NATIVE_POPCOUNT=off "
-                    "runs the portable code)"
+                  ? kNativePopcount
                   : "the portable code (XNORCL_NATIVE_POPCOUNT=off), not the CPU's VPOPCNTDQ");
 }
 
@@ -56,10 +59,7 @@ int run_devices(const Options&) {
                 bytes(d.global_mem_size).c_str(), bytes(d.max_mem_alloc_size).c_str());
     std::printf("  variant Auto picks: %s (%s)\n", xnorcl::to_string(d.auto_variant).c_str(),
                 d.auto_reason.c_str());
-    if (d.native_popcount)
-      std::printf(
-          "  vector popcount: the kernels count bits with AVX-512 VPOPCNTDQ, spelled out for PoCL's "
-          "compiler (XNORCL_NATIVE_POPCOUNT=off: the portable code)\n");
+    if (d.native_popcount) std::printf("  popcount: %s\n", kNativePopcount);
   }
   return 0;
 }
