@@ -128,24 +128,40 @@ static inline word8_t popcount8_native(const word8_t x) {
 }
 #endif
 #if defined(NATIVE_POPCOUNT) && TN % 8 == 0
-// 8 patch words at a time against each filter word. (TN 2, a tuning candidate, keeps `popcount`.)
-#define XOR_POPCOUNT_BLOCK(a, b)                                                                        \
-  _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {                                                   \
-    _Pragma("unroll") for (int j_ = 0; j_ < TN; j_ += 8) {                                              \
-      const word8_t run_ = (word8_t)(b[j_], b[j_ + 1], b[j_ + 2], b[j_ + 3], b[j_ + 4], b[j_ + 5],     \
-                                     b[j_ + 6], b[j_ + 7]);                                             \
-      const word8_t n_ = popcount8_native(a[i_] ^ run_);                                                \
-      acc[i_][j_] += n_.s0;                                                                             \
-      acc[i_][j_ + 1] += n_.s1;                                                                         \
-      acc[i_][j_ + 2] += n_.s2;                                                                         \
-      acc[i_][j_ + 3] += n_.s3;                                                                         \
-      acc[i_][j_ + 4] += n_.s4;                                                                         \
-      acc[i_][j_ + 5] += n_.s5;                                                                         \
-      acc[i_][j_ + 6] += n_.s6;                                                                         \
-      acc[i_][j_ + 7] += n_.s7;                                                                         \
-    }                                                                                                   \
+// 8 patch words at a time against each filter word, summed in 8-word vectors (one register each) until the
+// block's loop ends: added lane by lane to the scalar accumulators, PoCL's vectorizer (256-bit vectors by
+// preference on these CPUs) kept each sum as two 4-word halves, one extract more per count, and the 8-word
+// code did no better than the 4-word one. (TN 2, a tuning candidate, keeps `popcount`.)
+#define BLOCK_SUMS                                                     \
+  word8_t sums_[TM][TN / 8];                                           \
+  _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {                  \
+    _Pragma("unroll") for (int j_ = 0; j_ < TN / 8; ++j_) sums_[i_][j_] = 0; \
+  }
+#define XOR_POPCOUNT_BLOCK(a, b)                                                                    \
+  _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {                                               \
+    _Pragma("unroll") for (int j_ = 0; j_ < TN; j_ += 8) {                                          \
+      const word8_t run_ = (word8_t)(b[j_], b[j_ + 1], b[j_ + 2], b[j_ + 3], b[j_ + 4], b[j_ + 5], \
+                                     b[j_ + 6], b[j_ + 7]);                                         \
+      sums_[i_][j_ / 8] += popcount8_native(a[i_] ^ run_);                                          \
+    }                                                                                               \
+  }
+#define ADD_BLOCK_SUMS                                  \
+  _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {   \
+    _Pragma("unroll") for (int j_ = 0; j_ < TN; j_ += 8) { \
+      const word8_t n_ = sums_[i_][j_ / 8];             \
+      acc[i_][j_] += n_.s0;                             \
+      acc[i_][j_ + 1] += n_.s1;                         \
+      acc[i_][j_ + 2] += n_.s2;                         \
+      acc[i_][j_ + 3] += n_.s3;                         \
+      acc[i_][j_ + 4] += n_.s4;                         \
+      acc[i_][j_ + 5] += n_.s5;                         \
+      acc[i_][j_ + 6] += n_.s6;                         \
+      acc[i_][j_ + 7] += n_.s7;                         \
+    }                                                   \
   }
 #elif defined(NATIVE_POPCOUNT) && TN % 4 == 0
+#define BLOCK_SUMS
+#define ADD_BLOCK_SUMS
 #define XOR_POPCOUNT_BLOCK(a, b)                                                                    \
   _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {                                               \
     _Pragma("unroll") for (int j_ = 0; j_ < TN; j_ += 4) {                                          \
@@ -157,6 +173,8 @@ static inline word8_t popcount8_native(const word8_t x) {
     }                                                                                               \
   }
 #else
+#define BLOCK_SUMS
+#define ADD_BLOCK_SUMS
 #define XOR_POPCOUNT_BLOCK(a, b)                          \
   _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {     \
     _Pragma("unroll") for (int j_ = 0; j_ < TN; ++j_) acc[i_][j_] += (count_t)popcount(a[i_] ^ b[j_]); \
@@ -165,15 +183,19 @@ static inline word8_t popcount8_native(const word8_t x) {
 
 // Global variant: `steps` words of K read straight from global memory through fp (filters + o0) and pp
 // (patches + p0); adjacent work-items load adjacent blocks.
-#define ACCUMULATE_GLOBAL(steps)           \
-  for (int w_ = 0; w_ < (steps); ++w_) {   \
-    word_t a_[TM];                         \
-    word_t b_[TN];                         \
-    LOAD_FILTER_WORDS(a_, fp)              \
-    LOAD_PATCH_WORDS(b_, pp)               \
-    XOR_POPCOUNT_BLOCK(a_, b_)             \
-    fp += filter_row;                           \
-    pp += P_pad;                           \
+#define ACCUMULATE_GLOBAL(steps)             \
+  {                                          \
+    BLOCK_SUMS                               \
+    for (int w_ = 0; w_ < (steps); ++w_) {   \
+      word_t a_[TM];                         \
+      word_t b_[TN];                         \
+      LOAD_FILTER_WORDS(a_, fp)              \
+      LOAD_PATCH_WORDS(b_, pp)               \
+      XOR_POPCOUNT_BLOCK(a_, b_)             \
+      fp += filter_row;                      \
+      pp += P_pad;                           \
+    }                                        \
+    ADD_BLOCK_SUMS                           \
   }
 
 // A work-item's TM x TN accumulators, zeroed.
@@ -198,6 +220,8 @@ static inline word8_t popcount8_native(const word8_t x) {
 // lid1 + i*WG and columns lid0 + j*WG. Rows kk >= Kw - kb hold zeros and are skipped, so a small K (a
 // 3-channel first layer has Kw = 3) does not pay for KT words per step. Every work-item reaches the barriers.
 #define ACCUMULATE_LOCAL(linear_id)                                                                   \
+  {                                                                                                   \
+  BLOCK_SUMS                                                                                          \
   for (int kb = 0; kb < Kw; kb += KT) {                                                               \
     for (int index = (linear_id); index < KT * TILE_M; index += WG * WG) {                            \
       const int kk = index / TILE_M;                                                                  \
@@ -221,6 +245,8 @@ static inline word8_t popcount8_native(const word8_t x) {
       XOR_POPCOUNT_BLOCK(a_, b_)                                                                      \
     }                                                                                                 \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                     \
+  }                                                                                                   \
+  ADD_BLOCK_SUMS                                                                                      \
   }
 
 // The layer's padding geometry for the pad fold (see the header).

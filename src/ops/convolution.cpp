@@ -58,8 +58,9 @@ SplitCopy split_copy(const ConvGeometry& g, const BinaryConvolution::Attributes&
   return c;
 }
 
+// rows: output rows per work-item (1 or 2, SPLIT_ROWS in convolution.cl).
 FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
-                         const std::vector<float>& w, std::int64_t groups) {
+                         const std::vector<float>& w, std::int64_t groups, int rows) {
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
   const std::int64_t OH = g.output[2], OW = g.output[3], SW = a.strides[1];
   const std::int64_t channel_blocks = (Og + 5) / 6, col_blocks = (OW + 15) / 16;
@@ -69,7 +70,9 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
   l.file = "convolution.cl";
   l.kernel = "convolution_split";
   l.weights = blocked_weights(w, O, Og, Cg * taps, 6);
-  l.total = static_cast<std::size_t>(g.output[0] * groups * channel_blocks * OH * col_blocks);
+  if (rows == 2) l.options = " -DSPLIT_ROWS=2";
+  const std::int64_t row_blocks = (OH + rows - 1) / rows;
+  l.total = static_cast<std::size_t>(g.output[0] * groups * channel_blocks * row_blocks * col_blocks);
   l.params = {i32(Cg),        i32(copy.rows), i32(SW),          i32(copy.columns),   i32(Og),
               i32(OH),        i32(OW),        i32(g.filter[2]), i32(g.filter[3]),    a.strides[0],
               a.dilations[0], a.dilations[1], i32(groups),      i32(channel_blocks), i32(col_blocks),
@@ -81,8 +84,9 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
   c.total = static_cast<std::size_t>(copy.lines);
   c.floats = static_cast<std::size_t>(copy.floats);
   l.copy = std::move(c);
-  l.description = "convolution_split 6x16 lanes on a padded copy (" + std::to_string(SW) + " column phase" +
-                  (SW == 1 ? "" : "s") + ") -> " + xnorcl::to_string(g.output);
+  l.description = "convolution_split 6x16 lanes" + std::string(rows == 2 ? " x 2 rows" : "") +
+                  " on a padded copy (" + std::to_string(SW) + " column phase" + (SW == 1 ? "" : "s") +
+                  ") -> " + xnorcl::to_string(g.output);
   return l;
 }
 
@@ -97,8 +101,8 @@ bool split_allowed(const ConvGeometry& g, const BinaryConvolution::Attributes& a
 
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                                const std::vector<float>& w, std::int64_t groups, FloatConvKernel kernel,
-                               int columns) {
-  if (kernel == FloatConvKernel::Split) return split_launch(g, a, w, groups);
+                               int columns, int rows) {
+  if (kernel == FloatConvKernel::Split) return split_launch(g, a, w, groups, rows);
   const bool lanes = kernel == FloatConvKernel::Lanes;
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
   const std::int64_t H = g.input[2], W = g.input[3], OH = g.output[2], OW = g.output[3];

@@ -284,20 +284,23 @@ namespace {
 
 // A float convolution's configuration as the tuning table holds it: "cols=C wg=W" (tiles of 8 channels x C
 // columns), "lanes=6 wg=W" (16 channels in vector lanes x 6 columns) or "split=16 wg=W" (6 channels x 16
-// columns in vector lanes on a padded, phase-split copy of the input), the kernel and the work-group size
-// searched together (one step, one time: two classes changing at once could not tell their effects apart).
-// An entry without wg (an older file) keeps the program's work-group size.
+// columns in vector lanes on a padded, phase-split copy of the input; "split=16 rows=2 wg=W": two output
+// rows per work-item), the kernel and the work-group size searched together (one step, one time: two
+// classes changing at once could not tell their effects apart). An entry without wg (an older file) keeps
+// the program's work-group size.
 struct ConvConfig {
   FloatConvKernel kernel = FloatConvKernel::Tiles;
   int columns = detail::kFloatConvColumns;  // the tiles' or the lanes'
+  int rows = 1;                             // convolution_split's output rows per work-item
   std::optional<int> work_group;
 };
 
-std::string config_text(FloatConvKernel kernel, int columns, std::size_t work_group) {
+std::string config_text(FloatConvKernel kernel, int columns, std::size_t work_group, int rows = 1) {
   const char* name = kernel == FloatConvKernel::Tiles   ? "cols="
                      : kernel == FloatConvKernel::Lanes ? "lanes="
                                                         : "split=";
-  return name + std::to_string(columns) + " " + detail::work_group_config(work_group);
+  return name + std::to_string(columns) + (rows == 1 ? "" : " rows=" + std::to_string(rows)) + " " +
+         detail::work_group_config(work_group);
 }
 
 int lane_columns(FloatConvKernel kernel) {
@@ -308,9 +311,11 @@ int lane_columns(FloatConvKernel kernel) {
 // convolution_split may).
 std::optional<ConvConfig> parse_config(const std::string& text, bool split) {
   const auto c = detail::config_value(text, "cols"), l = detail::config_value(text, "lanes"),
-             p = detail::config_value(text, "split");
+             p = detail::config_value(text, "split"), rows = detail::config_value(text, "rows");
   ConvConfig config;
   config.work_group = detail::config_value(text, "wg");
+  if (rows && (!p || (*rows != 1 && *rows != 2))) return std::nullopt;
+  config.rows = rows.value_or(1);
   if (c && !l && !p && (*c == 8 || *c == 16)) {
     config.columns = *c;
   } else if (l && !c && !p && *l == detail::kFloatConvLaneColumns) {
@@ -334,18 +339,21 @@ std::vector<std::string> conv_candidates(TuneSearch search, std::size_t base_wg,
     for (int columns : detail::float_conv_column_candidates(search))
       texts.push_back(config_text(FloatConvKernel::Tiles, columns, wg));
     texts.push_back(config_text(FloatConvKernel::Lanes, lane_columns(FloatConvKernel::Lanes), wg));
-    if (split) texts.push_back(config_text(FloatConvKernel::Split, lane_columns(FloatConvKernel::Split), wg));
+    if (!split) continue;
+    for (int rows : {1, 2})
+      texts.push_back(config_text(FloatConvKernel::Split, lane_columns(FloatConvKernel::Split), wg, rows));
   }
   return texts;
 }
 
-// The device's default: tiles on GPUs; on CPUs columns in lanes on the copy where the layer allows it,
-// else channels in lanes.
+// The device's default: tiles on GPUs; on CPUs columns in lanes on the copy where the layer allows it (in
+// detail::float_conv_split_rows rows), else channels in lanes.
 std::string default_conv_config(const detail::DeviceProfile& profile, bool split, std::size_t work_group) {
   if (!detail::float_conv_lanes_by_default(profile))
     return config_text(FloatConvKernel::Tiles, detail::kFloatConvColumns, work_group);
-  const FloatConvKernel kernel = split ? FloatConvKernel::Split : FloatConvKernel::Lanes;
-  return config_text(kernel, lane_columns(kernel), work_group);
+  if (!split) return config_text(FloatConvKernel::Lanes, lane_columns(FloatConvKernel::Lanes), work_group);
+  return config_text(FloatConvKernel::Split, lane_columns(FloatConvKernel::Split), work_group,
+                     detail::float_conv_split_rows(profile));
 }
 
 }  // namespace
@@ -366,7 +374,7 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
   };
   const auto launch_of = [&](const std::string& text) {
     const ConvConfig config = *parse_config(text, split);
-    FloatLaunch launch = convolution_launch(g, a, w, groups, config.kernel, config.columns);
+    FloatLaunch launch = convolution_launch(g, a, w, groups, config.kernel, config.columns, config.rows);
     launch.work_group = static_cast<std::size_t>(config.work_group.value_or(static_cast<int>(base_wg)));
     return launch;
   };

@@ -84,10 +84,11 @@ bool split_allowed(const ConvGeometry& g, const BinaryConvolution::Attributes& a
                    std::int64_t groups);
 // The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w
 // [O, Cg, KH, KW] (O = groups * Og); `columns`: the tiles' column count (8 or 16) or the lanes'
-// (detail::kFloatConvLaneColumns); convolution_split's are fixed.
+// (detail::kFloatConvLaneColumns); convolution_split's are fixed, its output rows per work-item `rows` (1 or
+// 2) and the others' 1.
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                                const std::vector<float>& w, std::int64_t groups, FloatConvKernel kernel,
-                               int columns);
+                               int columns, int rows = 1);
 // The step of a grouped convolution (not depthwise) in its tuned kernel configuration (the tuning table's,
 // else the device's default: detail::float_conv_lanes_by_default).
 std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,

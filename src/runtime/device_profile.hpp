@@ -33,6 +33,11 @@ struct DeviceProfile {
   // CL_DEVICE_SINGLE_FP_CONFIG has CL_FP_DENORM: the device keeps subnormal floats, so its float compares
   // order them exactly (a device that flushes them to zero compares them equal to 0).
   bool keeps_subnormals = false;
+  // CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT: the floats of one vector register (PoCL: 8 on AVX2, 16 on AVX-512).
+  int native_float_vector_width = 1;
+  // The kernels are built with -DNATIVE_POPCOUNT (DeviceInfo::native_popcount where
+  // RuntimeOptions::native_popcount allows it); set by the Runtime, which may refuse the instruction.
+  bool native_popcount = false;
 };
 
 DeviceProfile profile_device(const cl::Device& device, int platform_index = 0, int device_index = 0);
@@ -112,6 +117,12 @@ constexpr int kFloatConvSplitColumns = 16;
 // where the tiles gathered their pixels, Bi-Real Net-18's 1x1 ones up to 1.3x. GPUs keep the tiles: 96
 // float accumulators per work-item would cost them occupancy.
 bool float_conv_lanes_by_default(const DeviceProfile& profile);
+// Output rows per work-item of convolution_split by default (SPLIT_ROWS in convolution.cl): 2 on CPU
+// devices whose native float vector has 16 lanes (AVX-512: 32 registers hold two rows' 12 accumulators,
+// and their 12 independent FMA chains keep both FMA units busy where 6 chains wait on the FMA latency),
+// else 1 (AVX2's 16 registers of 8 floats would spill the second row). PoCL on an Intel Xeon with
+// AVX-512: the 7x7/2 stem 1.5-1.7x faster (measured in one process, the two plans in turn).
+int float_conv_split_rows(const DeviceProfile& profile);
 
 // Whether the channel-packed layout's packing kernels (cl_kernels/im2col_pack.cl) run 16 pixels or output
 // columns per work-item as vectors (CPU devices: the work-item loop wraps the kernel body, and vectors are

@@ -440,8 +440,8 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
         "that instruction (CL_DEVICE_VERSION here: '" +
         s->profile.info.device_version + "'); leave it unset to use it wherever it is found");
   }
-  s->native_popcount = s->profile.info.native_popcount && options.native_popcount.value_or(true);
-  if (s->native_popcount) s->profile.extra_build_options += " -DNATIVE_POPCOUNT=1";
+  s->profile.native_popcount = s->profile.info.native_popcount && options.native_popcount.value_or(true);
+  if (s->profile.native_popcount) s->profile.extra_build_options += " -DNATIVE_POPCOUNT=1";
   s->profiling = (queue.getInfo<CL_QUEUE_PROPERTIES>() & CL_QUEUE_PROFILING_ENABLE) != 0;
   const std::string cache_dir = options.cache_dir.value_or(detail::default_cache_directory());
   s->cache = detail::ProgramCache(cache_dir == "off" ? "" : cache_dir, options.log);
@@ -583,7 +583,7 @@ const DeviceInfo& Runtime::device_info() const {
   return held(state_).profile.info;
 }
 bool Runtime::native_popcount() const {
-  return held(state_).native_popcount;
+  return held(state_).profile.native_popcount;
 }
 bool Runtime::profiling_enabled() const {
   return held(state_).profiling;

@@ -32,9 +32,6 @@ struct RuntimeState {
   Variant variant = Variant::Global;
   std::string variant_reason;
   bool profiling = false;
-  // The kernels are built with -DNATIVE_POPCOUNT (DeviceInfo::native_popcount,
-  // RuntimeOptions::native_popcount).
-  bool native_popcount = false;
   std::size_t work_group_cap = 0;  // min(device max, RuntimeOptions cap)
   ProgramCache cache{"", nullptr};
   mutable bool compile_announced =

@@ -121,7 +121,8 @@ bool pointwise_window(const Graph& g) {
 
 // Every kernel configuration a float convolution can run (tiles of 8 channels x 8 or 16 columns, 16
 // channels in vector lanes x 6 columns, and for windows other than 1x1 without pads 6 channels x 16 columns
-// in vector lanes on a padded, phase-split copy of the input), set through the tuning table, computes the
+// in vector lanes on a padded, phase-split copy of the input, one or two output rows per work-item), set
+// through the tuning table, computes the
 // default's bits: they all sum an output's taps in the same order. (The tuning tests run every candidate on
 // square windows; these add asymmetric pads, rectangular kernels, auto_pad and groups.) Depthwise steps,
 // their own kernel, are left as they are.
@@ -138,9 +139,9 @@ void check_configurations(Runtime& rt, const Case& c, const Tensor& default_outp
   if (classes.empty()) return;
   INFO("offers split: " << split);
   CHECK(split == !pointwise_window(c.graph));
-  for (const std::string config : {"cols=8", "cols=16", "lanes=6", "split=16"}) {
+  for (const std::string config : {"cols=8", "cols=16", "lanes=6", "split=16 rows=1", "split=16 rows=2"}) {
     INFO(config);
-    if (config == "split=16" && !split) continue;
+    if (config.rfind("split=", 0) == 0 && !split) continue;
     for (const std::string& shape_class : classes) rt.state()->tuning.set(shape_class, config);
     Model model(rt, c.graph);
     for (const std::string& shape_class : classes) rt.state()->tuning.erase(shape_class);

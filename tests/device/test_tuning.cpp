@@ -185,7 +185,8 @@ void float_convolution_candidates(Variant variant) {
     ran += candidates_match_default(rt, g, inputs, TuneSearch::Exhaustive);
   }
   // Three kernel configurations (tiles of 8 and 16 columns, channels in lanes) at each work-group size, and
-  // columns in lanes on the input's phase-split copy for windows other than 1x1 without pads.
+  // columns in lanes on the input's phase-split copy, one or two output rows per work-item, for windows
+  // other than 1x1 without pads.
   const detail::RuntimeState& s = *rt.state();
   const std::size_t sizes =
       detail::linear_work_group_candidates(TuneSearch::Exhaustive,
@@ -193,7 +194,7 @@ void float_convolution_candidates(Variant variant) {
           .size();
   CHECK(sizes == 7);
   CHECK(windowed > 12);
-  CHECK(ran == (24 * 3 + windowed) * sizes);
+  CHECK(ran == (24 * 3 + 2 * windowed) * sizes);
 }
 XNORCL_VARIANT_TEST("tuning: every float convolution candidate computes the default's values", "[tuning]",
                     float_convolution_candidates)

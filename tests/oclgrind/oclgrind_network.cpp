@@ -135,8 +135,9 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
                                ", " + std::to_string(width) + " columns";
       failures += check_one_node(kept, rt, rng, conv, dims, 0.0f, what);
       // Every kernel configuration (tiles of 8 or 16 columns, channels in vector lanes, columns in vector
-      // lanes on the input's padded phase-split copy: 19 channels end in a block of one, 90 and 12 columns
-      // in a partial block of 16), set through the tuning table: the default picks one per device.
+      // lanes on the input's padded phase-split copy, one or two output rows per work-item: 19 channels end
+      // in a block of one, 90 and 12 columns in a partial block of 16, 9 and 5 output rows in a pair
+      // without its second row), set through the tuning table: the default picks one per device.
       Graph probe = conv;
       probe.inputs = {{"x", dims}};
       probe.outputs = {"y"};
@@ -144,7 +145,7 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       std::vector<std::string> classes;
       for (const auto& step : detail::ModelAccess::tuning_points(*kept.models.back()))
         for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
-      for (const std::string config : {"cols=8", "cols=16", "lanes=6", "split=16"}) {
+      for (const std::string config : {"cols=8", "cols=16", "lanes=6", "split=16", "split=16 rows=2"}) {
         for (const std::string& c : classes) rt.state()->tuning.set(c, config);
         failures += check_one_node(kept, rt, rng, conv, dims, 0.0f, what + ", " + config);
         for (const std::string& c : classes) rt.state()->tuning.erase(c);
