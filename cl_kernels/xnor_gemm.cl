@@ -85,7 +85,8 @@ typedef uint8 word8_t;
 typedef word_t count_t;
 
 // The main loops, shared by xnor_gemm and xnor_gemm_fused (macros, so both compile to the same code).
-// They add to acc[TM][TN] the popcounts of the filter and patch words of K.
+// They add to acc[TM][TN] the popcounts of the filter and patch words of K: XOR_POPCOUNT_BLOCK counts into
+// acc, or where BLOCK_SUMS declares wider sums into those, which ADD_BLOCK_SUMS adds to acc after the loop.
 // n consecutive words from src into dst[0..n): as vload4s where n is a multiple of 4.
 #define LOAD_WORDS_BY_4(dst, src, n)                    \
   _Pragma("unroll") for (int k_ = 0; k_ < (n); k_ += 4) { \
@@ -129,12 +130,12 @@ static inline word8_t popcount8_native(const word8_t x) {
 #endif
 #if defined(NATIVE_POPCOUNT) && TN % 8 == 0
 // 8 patch words at a time against each filter word, summed in 8-word vectors (one register each) until the
-// block's loop ends: added lane by lane to the scalar accumulators, PoCL's vectorizer (256-bit vectors by
-// preference on these CPUs) kept each sum as two 4-word halves, one extract more per count, and the 8-word
-// code did no better than the 4-word one. (TN 2, a tuning candidate, keeps `popcount`.)
-#define BLOCK_SUMS                                                     \
-  word8_t sums_[TM][TN / 8];                                           \
-  _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {                  \
+// block's loop ends. Counts added lane by lane to the scalar accumulators made PoCL's vectorizer (256-bit
+// vectors by preference on these CPUs) keep each sum as two 4-word halves, one extract more per count, and
+// the 8-word code did no better than the 4-word one. (TN 2, a tuning candidate, keeps `popcount`.)
+#define BLOCK_SUMS                                                             \
+  word8_t sums_[TM][TN / 8];                                                   \
+  _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {                          \
     _Pragma("unroll") for (int j_ = 0; j_ < TN / 8; ++j_) sums_[i_][j_] = 0; \
   }
 #define XOR_POPCOUNT_BLOCK(a, b)                                                                    \

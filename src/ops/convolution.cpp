@@ -70,6 +70,8 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
   l.file = "convolution.cl";
   l.kernel = "convolution_split";
   l.weights = blocked_weights(w, O, Og, Cg * taps, 6);
+  if (rows != 1 && rows != 2)
+    throw Error("convolution_split computes 1 or 2 output rows per work-item, not " + std::to_string(rows));
   if (rows == 2) l.options = " -DSPLIT_ROWS=2";
   const std::int64_t row_blocks = (OH + rows - 1) / rows;
   l.total = static_cast<std::size_t>(g.output[0] * groups * channel_blocks * row_blocks * col_blocks);

@@ -314,7 +314,9 @@ std::optional<ConvConfig> parse_config(const std::string& text, bool split) {
              p = detail::config_value(text, "split"), rows = detail::config_value(text, "rows");
   ConvConfig config;
   config.work_group = detail::config_value(text, "wg");
-  if (rows && (!p || (*rows != 1 && *rows != 2))) return std::nullopt;
+  // rows only with split, as 1 or 2; a rows word that is no number is refused, not read as absent.
+  const bool rows_word = (" " + text).find(" rows=") != std::string::npos;
+  if (rows_word && (!rows || !p || (*rows != 1 && *rows != 2))) return std::nullopt;
   config.rows = rows.value_or(1);
   if (c && !l && !p && (*c == 8 || *c == 16)) {
     config.columns = *c;

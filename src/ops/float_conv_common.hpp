@@ -84,8 +84,8 @@ bool split_allowed(const ConvGeometry& g, const BinaryConvolution::Attributes& a
                    std::int64_t groups);
 // The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w
 // [O, Cg, KH, KW] (O = groups * Og); `columns`: the tiles' column count (8 or 16) or the lanes'
-// (detail::kFloatConvLaneColumns); convolution_split's are fixed, its output rows per work-item `rows` (1 or
-// 2) and the others' 1.
+// (detail::kFloatConvLaneColumns); convolution_split's are fixed. `rows`: convolution_split's output rows
+// per work-item (1 or 2); the other kernels take 1.
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                                const std::vector<float>& w, std::int64_t groups, FloatConvKernel kernel,
                                int columns, int rows = 1);

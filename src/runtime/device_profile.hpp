@@ -121,7 +121,8 @@ bool float_conv_lanes_by_default(const DeviceProfile& profile);
 // devices whose native float vector has 16 lanes (AVX-512: 32 registers hold two rows' 12 accumulators,
 // and their 12 independent FMA chains keep both FMA units busy where 6 chains wait on the FMA latency),
 // else 1 (AVX2's 16 registers of 8 floats would spill the second row). PoCL on an Intel Xeon with
-// AVX-512: the 7x7/2 stem 1.5-1.7x faster (measured in one process, the two plans in turn).
+// AVX-512, the two plans in turn in one process: the 7x7/2 stem 1.22x faster in a quiet minute (1.87 ->
+// 1.53 ms), 1.7x while other work shared the cores.
 int float_conv_split_rows(const DeviceProfile& profile);
 
 // Whether the channel-packed layout's packing kernels (cl_kernels/im2col_pack.cl) run 16 pixels or output

@@ -436,6 +436,24 @@ TEST_CASE("tuning: corrupt files and entries this device cannot run fall back to
     for (const GraphPlan::Step& s : m.plan().steps)
       if (!s.tuning.empty()) CHECK(s.tuning.rfind("default ", 0) == 0);
   }
+  SECTION("the stem's entry with rows other than 1 or 2, or rows beside another kernel: the default runs") {
+    Runtime probe = runtime_with(Variant::Global, TuningMode::Ignore, "");
+    std::string stem;
+    for (const auto& step : detail::ModelAccess::tuning_points(Model(probe, g)))
+      for (const detail::TuningPoint& p : step)
+        if (p.shape_class.find("kernel 7x7") != std::string::npos) stem = p.shape_class;
+    REQUIRE_FALSE(stem.empty());
+    for (const std::string config :
+         {"split=16 rows=3 wg=64", "cols=8 rows=2 wg=64", "split=16 rows=x wg=64", "split=16 rows=2 wg=64"}) {
+      INFO(config);
+      std::vector<std::string> warnings;
+      Runtime logged = runtime_with(Variant::Global, TuningMode::Ignore, "", &warnings);
+      logged.state()->tuning.set(stem, config);
+      const bool tuned = Model(logged, g).plan().to_string().find("tuned " + config) != std::string::npos;
+      CHECK(tuned == (config == "split=16 rows=2 wg=64"));  // the last: a control that runs
+      CHECK(warnings.empty() == tuned);
+    }
+  }
   SECTION("an entry outside the device's limits: a warning naming it, the default runs") {
     Runtime rt = runtime_with(Variant::Global, TuningMode::Ignore, "");
     std::vector<std::string> warnings;

@@ -77,18 +77,37 @@ TEST_CASE("GEMM default: Global and PoCL's defaults do not depend on the grid", 
       CHECK(layer_default(Variant::Global, p, false, 512, columns) == base);
     }
   }
-  // PoCL (its Auto variant is Global): float-storing layers 8x4, packed ones 4x8, whatever the grid.
+  // PoCL (its Auto variant is Global): float-storing layers 8x4 (8x8 with the vector popcount
+  // instruction), packed ones 4x8, whatever the grid.
   const DeviceProfile pocl = profile_of(Architecture::PoclCpu, 2);
+  DeviceProfile pocl_native = pocl;
+  pocl_native.native_popcount = true;
   CHECK(to_text(runtime_default(Variant::Global, pocl)) == "wg=8 tm=4 tn=8 kt=8");
+  CHECK(to_text(runtime_default(Variant::Global, pocl_native)) == "wg=8 tm=4 tn=8 kt=8");
   for (std::int64_t columns : {std::int64_t(49), std::int64_t(1) << 20}) {
     CHECK(layer_default(Variant::Global, pocl, true, 64, columns) == "wg=8 tm=8 tn=4 kt=8");
     CHECK(layer_default(Variant::Global, pocl, false, 64, columns) == "wg=8 tm=4 tn=8 kt=8");
+    CHECK(layer_default(Variant::Global, pocl_native, true, 64, columns) == "wg=8 tm=8 tn=8 kt=8");
+    CHECK(layer_default(Variant::Global, pocl_native, false, 64, columns) == "wg=8 tm=4 tn=8 kt=8");
   }
   // A forced Local on PoCL's 2 compute units: the runtime's tile from 8 work-groups on (every layer of the
   // networks at batch 1), halved only below that.
   CHECK(layer_default(Variant::Local, pocl, true, 512, 49) == "wg=16 tm=4 tn=4 kt=8");
   CHECK(layer_default(Variant::Local, pocl, true, 64, 56 * 56) == "wg=16 tm=4 tn=4 kt=8");
   CHECK(layer_default(Variant::Local, pocl, false, 64, 7 * 64) == "wg=16 tm=4 tn=2 kt=8");
+}
+
+TEST_CASE("float convolution default: two split rows only on CPUs with 16-float vectors", "[host]") {
+  DeviceProfile cpu = profile_of(Architecture::PoclCpu, 2);
+  cpu.info.type = "CPU";
+  cpu.native_float_vector_width = 16;  // AVX-512
+  CHECK(float_conv_split_rows(cpu) == 2);
+  cpu.native_float_vector_width = 8;  // AVX2
+  CHECK(float_conv_split_rows(cpu) == 1);
+  DeviceProfile gpu = profile_of(Architecture::Nvidia, 132);
+  gpu.info.type = "GPU";
+  gpu.native_float_vector_width = 16;
+  CHECK(float_conv_split_rows(gpu) == 1);
 }
 
 }  // namespace
