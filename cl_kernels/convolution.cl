@@ -397,9 +397,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
 // ---- convolution_split: output columns as vector lanes, on a padded copy of the input split by column phase
 // A CPU's FMAs want one vector load to serve several output channels. Each work-item computes SPLIT_CHANNELS
 // (6) output channels of one group x 16 consecutive output columns of one row, the columns in the lanes of a
-// float16: per tap one load of 16 input values, then 6 broadcast weights and 12 FMAs. With -DSPLIT_ROWS=2
-// (CPUs with 32 vector registers of 16 floats; detail::float_conv_split_rows) it computes the same block of
-// two output rows, each weight broadcast once for both. At a column stride SW
+// float16: per tap one load of 16 input values, then 6 broadcast weights and 12 FMAs. convolution_split_rows2
+// (CPUs with 32 vector registers of 16 floats; detail::float_conv_split_rows) computes the same block of two
+// output rows, each weight broadcast once for both. At a column stride SW
 // the 16 inputs of a tap are every SW-th column of the row; phase_split (below) first copies the input with
 // its pads written out as zeros and each row split into SW phases (phase r holds the padded columns
 // q * SW + r), so that they are 16 contiguous values of one phase. No bounds checks remain: padded rows and
@@ -413,26 +413,17 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
 // input). Weights [G][ceil(Og/6)][Cg][KH][KW][6], zero past Og.
 #define SPLIT_CHANNELS 6
 #define SPLIT_COLS 16
-#ifndef SPLIT_ROWS
-#define SPLIT_ROWS 1
-#endif
-#if SPLIT_ROWS == 2
-// Two output rows: each broadcast weight feeds the FMAs of both (12 accumulators, 12 independent FMA chains).
-#define SPLIT_LOAD(at)                        \
+// With two output rows each broadcast weight feeds the FMAs of both (12 accumulators, 12 independent FMA
+// chains); `rows` is a constant in each kernel, so the one-row kernel compiles without the second row.
+#define SPLIT_LOAD(at)                      \
   const float16 xv = vload16(0, xr + (at)); \
-  const float16 xv2 = vload16(0, xr + second_row + (at));
-#define SPLIT_TAP(i)                           \
-  {                                            \
-    const float16 wv = (float16)(wt[i]);       \
-    a##i = fma(wv, xv, a##i);                  \
-    b##i = fma(wv, xv2, b##i);                 \
+  const float16 xv2 = rows == 2 ? vload16(0, xr + second_row + (at)) : xv;
+#define SPLIT_TAP(i)                            \
+  {                                             \
+    const float16 wv = (float16)(wt[i]);        \
+    a##i = fma(wv, xv, a##i);                   \
+    if (rows == 2) b##i = fma(wv, xv2, b##i);   \
   }
-#elif SPLIT_ROWS == 1
-#define SPLIT_LOAD(at) const float16 xv = vload16(0, xr + (at));
-#define SPLIT_TAP(i) a##i = fma((float16)(wt[i]), xv, a##i)
-#else
-#error "SPLIT_ROWS must be 1 or 2"
-#endif
 // One kernel row's taps: tap kw reads phase (kw*DW) % SW at column ox0 + (kw*DW) / SW of the copy (tap_at).
 #define SPLIT_ROW(width)                                         \
   _Pragma("unroll") for (int kw = 0; kw < (width); ++kw) {       \
@@ -471,17 +462,18 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
     }                                                                           \
   }
 
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_split(
-    __global const float* restrict xs, __global const float* restrict w, __global const float* restrict scale,
-    __global const float* restrict bias, __global float* restrict y, const int Cg, const int Hp, const int SW,
+// The body of both split kernels (`rows`: 1 or 2 output rows per work-item, a constant in each).
+// No restrict on its parameters: Oclgrind 21.10 cannot run an inlined function's restrict pointers.
+static inline void convolution_split_body(
+    __global const float* xs, __global const float* w, __global const float* scale, __global const float* bias,
+    __global float* y, const int Cg, const int Hp, const int SW,
     const int Wq, const int Og, const int OH, const int OW, const int KH, const int KW, const int SH,
     const int DH, const int DW, const int groups, const int channel_blocks, const int col_blocks,
-    const int total, const int relu) {
+    const int total, const int relu, const int rows) {
   const int idx = (int)get_global_id(0);
   if (idx >= total) return;
-  const out_block b =
-      out_block_of(idx, col_blocks, (OH + SPLIT_ROWS - 1) / SPLIT_ROWS, groups, channel_blocks, SPLIT_CHANNELS);
-  const int col = b.col, oh = b.oh * SPLIT_ROWS, n = b.n, g = b.g, cb = b.cb, oi = b.oi;
+  const out_block b = out_block_of(idx, col_blocks, (OH + rows - 1) / rows, groups, channel_blocks, SPLIT_CHANNELS);
+  const int col = b.col, oh = b.oh * rows, n = b.n, g = b.g, cb = b.cb, oi = b.oi;
   const int o0 = g * Og + oi;
   const int channels = min(SPLIT_CHANNELS, Og - oi);
   const int ox0 = col * SPLIT_COLS;
@@ -499,11 +491,9 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_s
   __global const float* xg = xs + (long)(n * groups + g) * Cg * Hp * row_words;
   __global const float* wb = w + (long)cb * Cg * KH * KW * SPLIT_CHANNELS;
   float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f;
-#if SPLIT_ROWS == 2
   float16 b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f, b4 = 0.0f, b5 = 0.0f;
   // The second row's offset in the copy; a pair's missing second row (OH odd) computes the first again.
   const long second_row = oh + 1 < OH ? SH * row_words : 0;
-#endif
   for (int c = 0; c < Cg; ++c) {
     for (int kh = 0; kh < KH; ++kh) {
       __global const float* xr = xg + ((long)c * Hp + oh * SH + kh * DH) * row_words;
@@ -540,8 +530,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_s
   SPLIT_STORE(3, a3, y_row)
   SPLIT_STORE(4, a4, y_row)
   SPLIT_STORE(5, a5, y_row)
-#if SPLIT_ROWS == 2
-  if (oh + 1 < OH) {
+  if (rows == 2 && oh + 1 < OH) {
     SPLIT_STORE(0, b0, y_row + OW)
     SPLIT_STORE(1, b1, y_row + OW)
     SPLIT_STORE(2, b2, y_row + OW)
@@ -549,7 +538,23 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_s
     SPLIT_STORE(4, b4, y_row + OW)
     SPLIT_STORE(5, b5, y_row + OW)
   }
-#endif
+}
+
+#define SPLIT_PARAMETERS                                                                                    \
+  __global const float *restrict xs, __global const float *restrict w, __global const float *restrict scale, \
+      __global const float *restrict bias, __global float *restrict y, const int Cg, const int Hp,            \
+      const int SW, const int Wq, const int Og, const int OH, const int OW, const int KH, const int KW,        \
+      const int SH, const int DH, const int DW, const int groups, const int channel_blocks,                   \
+      const int col_blocks, const int total, const int relu
+#define SPLIT_ARGUMENTS \
+  xs, w, scale, bias, y, Cg, Hp, SW, Wq, Og, OH, OW, KH, KW, SH, DH, DW, groups, channel_blocks, col_blocks, total, relu
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_split(SPLIT_PARAMETERS) {
+  convolution_split_body(SPLIT_ARGUMENTS, 1);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_split_rows2(SPLIT_PARAMETERS) {
+  convolution_split_body(SPLIT_ARGUMENTS, 2);
 }
 
 // ---- phase_split: convolution_split's input copy (see there)

@@ -58,7 +58,7 @@ SplitCopy split_copy(const ConvGeometry& g, const BinaryConvolution::Attributes&
   return c;
 }
 
-// rows: output rows per work-item (1 or 2, SPLIT_ROWS in convolution.cl).
+// rows: output rows per work-item (1: convolution_split, 2: convolution_split_rows2).
 FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                          const std::vector<float>& w, std::int64_t groups, int rows) {
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
@@ -68,11 +68,10 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
   const auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   FloatLaunch l;
   l.file = "convolution.cl";
-  l.kernel = "convolution_split";
+  l.kernel = rows == 2 ? "convolution_split_rows2" : "convolution_split";
   l.weights = blocked_weights(w, O, Og, Cg * taps, 6);
   if (rows != 1 && rows != 2)
     throw Error("convolution_split computes 1 or 2 output rows per work-item, not " + std::to_string(rows));
-  if (rows == 2) l.options = " -DSPLIT_ROWS=2";
   const std::int64_t row_blocks = (OH + rows - 1) / rows;
   l.total = static_cast<std::size_t>(g.output[0] * groups * channel_blocks * row_blocks * col_blocks);
   l.params = {i32(Cg),        i32(copy.rows), i32(SW),          i32(copy.columns),   i32(Og),

@@ -448,10 +448,6 @@ std::vector<std::pair<std::string, std::string>> all_build_option_sets() {
       add("convolution.cl", network_build_options(network_program("convolution.cl"), Variant::Global, wg) +
                                 " -DCOLS=" + std::to_string(columns));
   }
-  // convolution_split's two output rows per work-item (float_conv_split_rows, a tuning candidate).
-  for (std::size_t wg : linear_work_group_sizes())
-    add("convolution.cl",
-        network_build_options(network_program("convolution.cl"), Variant::Global, wg) + " -DSPLIT_ROWS=2");
   for (Architecture a :
        {Architecture::Unknown, Architecture::Mali, Architecture::Adreno, Architecture::Nvidia,
         Architecture::Amd, Architecture::Intel, Architecture::PoclCpu, Architecture::Oclgrind}) {

@@ -117,7 +117,7 @@ constexpr int kFloatConvSplitColumns = 16;
 // where the tiles gathered their pixels, Bi-Real Net-18's 1x1 ones up to 1.3x. GPUs keep the tiles: 96
 // float accumulators per work-item would cost them occupancy.
 bool float_conv_lanes_by_default(const DeviceProfile& profile);
-// Output rows per work-item of convolution_split by default (SPLIT_ROWS in convolution.cl): 2 on CPU
+// Output rows per work-item of convolution_split by default (2: convolution_split_rows2): 2 on CPU
 // devices whose native float vector has 16 lanes (AVX-512: 32 registers hold two rows' 12 accumulators,
 // and their 12 independent FMA chains keep both FMA units busy where 6 chains wait on the FMA latency),
 // else 1 (AVX2's 16 registers of 8 floats would spill the second row). PoCL on an Intel Xeon with
