@@ -527,6 +527,9 @@ static inline void store_run_fused(__global float* y, const count_t acc[TM][TN],
                                    __global const float* scale, __global const float* bias,
                                    __global const float* shortcut, const float clamp_lo,
                                    const float clamp_hi) {
+  // A layer without a clamp (both bounds infinite, which change no value) skips its compares and selects:
+  // on PoCL the run epilogue's GEMMs of Bi-Real Net-18 and the binary ResNet-18 took 4-5% less time.
+  const bool clamped = clamp_lo != -INFINITY || clamp_hi != INFINITY;
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int o = o_first + i;
@@ -535,8 +538,9 @@ static inline void store_run_fused(__global float* y, const count_t acc[TM][TN],
 #pragma unroll
     for (int j = 0; j < TN; j += 4) {
       const float4 g = run_values(acc, i, j, K, o, f, cls, folds);
-      const float4 value = select(select(g, (float4)(clamp_hi), g > (float4)(clamp_hi)), (float4)(clamp_lo),
-                                  g < (float4)(clamp_lo));
+      const float4 value = clamped ? select(select(g, (float4)(clamp_hi), g > (float4)(clamp_hi)),
+                                            (float4)(clamp_lo), g < (float4)(clamp_lo))
+                                   : g;
       float4 stored = out_mode == 0 ? value : fma((float4)(scale[o]), value, (float4)(bias[o]));
       if (out_mode == 3) stored += vload4(0, shortcut + row + j);
       vstore4(stored, 0, y + row + j);
