@@ -167,6 +167,9 @@ const std::vector<NetworkProgram>& network_programs();
 const NetworkProgram& network_program(const std::string& file);  // Error for a file not in the table
 std::string network_build_options(const NetworkProgram& program, Variant variant,
                                   std::size_t work_group_size);
+// The largest work-group a network program is built with on this device: the Runtime takes the largest size
+// up to this that fits every limit (work-group sizes are fixed per program, reqd_work_group_size).
+std::size_t network_work_group_ceiling(const NetworkProgram& program, const DeviceProfile& profile);
 
 // Whether the pools over float rows (maxpool_f32_runs, avg_pool_f32_runs) compute runs of 16 outputs per
 // work-item as vector lanes: on the Global variant (CPUs and Mali), whose compilers vectorize only what a

@@ -393,7 +393,7 @@ void build_network_programs(RuntimeState& s) {
   for (const detail::NetworkProgram& p : detail::network_programs()) {
     bool built = false;
     for (std::size_t size : detail::linear_work_group_sizes()) {
-      if (size > s.work_group_cap) continue;
+      if (size > s.work_group_cap || size > detail::network_work_group_ceiling(p, s.profile)) continue;
       const BuiltProgram candidate =
           build_program(s, p.file, detail::network_build_options(p, s.variant, size), p.kernels);
       if (kernels_accept(s, candidate.program, p.kernels, size)) {

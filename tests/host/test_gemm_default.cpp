@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "runtime/device_profile.hpp"
@@ -108,6 +109,19 @@ TEST_CASE("float convolution default: two split rows only on CPUs with 16-float 
   gpu.info.type = "GPU";
   gpu.native_float_vector_width = 16;
   CHECK(float_conv_split_rows(gpu) == 1);
+}
+
+TEST_CASE("network programs: convolution.cl in work-groups of at most 8 on CPUs only", "[host]") {
+  DeviceProfile cpu = profile_of(Architecture::PoclCpu, 2);
+  cpu.info.type = "CPU";
+  DeviceProfile gpu = profile_of(Architecture::Mali, 16);
+  gpu.info.type = "GPU";
+  for (const NetworkProgram& p : network_programs()) {
+    INFO(p.file);
+    const bool convolution = std::string(p.file) == "convolution.cl";
+    CHECK(network_work_group_ceiling(p, cpu) == (convolution ? 8 : std::numeric_limits<std::size_t>::max()));
+    CHECK(network_work_group_ceiling(p, gpu) == std::numeric_limits<std::size_t>::max());
+  }
 }
 
 }  // namespace
