@@ -387,12 +387,12 @@ std::string network_build_options(const NetworkProgram& program, Variant variant
 // CPU devices build convolution.cl in work-groups of 8. PoCL hands whole work-groups to its threads, and the
 // float convolutions other than the stem have few work-items (a 1x1 convolution to 512 x 7 x 7: 288), which
 // groups of 64 split unevenly over the cores (5 groups on 2). On an Intel Xeon (AVX-512, 2 cores), both plans
-// in one process in turn: Bi-Real Net-18's 1x1 steps 0.224, 0.173, 0.203 -> 0.224, 0.152, 0.163 ms, the binary
-// ResNet-18's 1x1/2 steps 0.240, 0.210, 0.263 -> 0.232, 0.182, 0.207 ms, the 7x7/2 stem (thousands of
-// work-items) unchanged; the pools, with thousands of work-items too, did not change at 8 either.
+// in one process in turn: Bi-Real Net-18's 1x1 steps 3-27% faster, the binary ResNet-18's 1x1/2 steps 3-25%,
+// the 7x7/2 stem (thousands of work-items) the same or up to 10% faster (docs/benchmarks.md); the pools, with
+// thousands of work-items too, measured the same at 8.
 std::size_t network_work_group_ceiling(const NetworkProgram& program, const DeviceProfile& profile) {
-  const bool few_items_per_group = profile.info.type == "CPU" && std::string(program.file) == "convolution.cl";
-  return few_items_per_group ? 8 : std::numeric_limits<std::size_t>::max();
+  const bool cpu_convolution = profile.info.type == "CPU" && std::string(program.file) == "convolution.cl";
+  return cpu_convolution ? 8 : std::numeric_limits<std::size_t>::max();
 }
 
 std::vector<std::pair<std::string, std::string>> network_build_option_sets() {
