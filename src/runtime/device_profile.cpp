@@ -387,9 +387,9 @@ std::string network_build_options(const NetworkProgram& program, Variant variant
 // CPU devices build convolution.cl in work-groups of 8. PoCL hands whole work-groups to its threads, and the
 // float convolutions other than the stem have few work-items (a 1x1 convolution to 512 x 7 x 7: 288), which
 // groups of 64 split unevenly over the cores (5 groups on 2). On an Intel Xeon (AVX-512, 2 cores), both plans
-// in one process in turn: Bi-Real Net-18's 1x1 steps 3-27% faster, the binary ResNet-18's 1x1/2 steps 3-25%,
-// the 7x7/2 stem (thousands of work-items) the same or up to 10% faster (docs/benchmarks.md); the pools, with
-// thousands of work-items too, measured the same at 8.
+// in one process in turn: Bi-Real Net-18's 1x1 steps 6-26% less time, the binary ResNet-18's 1x1/2 steps
+// 3-20%, the 7x7/2 stem (thousands of work-items) 3-10% (docs/benchmarks.md); the pools, with thousands of
+// work-items too, measured the same at 8.
 std::size_t network_work_group_ceiling(const NetworkProgram& program, const DeviceProfile& profile) {
   const bool cpu_convolution = profile.info.type == "CPU" && std::string(program.file) == "convolution.cl";
   return cpu_convolution ? 8 : std::numeric_limits<std::size_t>::max();

@@ -142,9 +142,9 @@ bool compares_floats_exactly(const DeviceProfile& profile);
 
 // Work-group sizes for the one-dimensional kernels (packing, network layers), largest first.
 std::vector<std::size_t> linear_work_group_sizes();
-// The work-group sizes a search tries for a one-dimensional kernel: `default_size` (the largest the device
-// took at create()) first, then those of linear_work_group_sizes() within `work_group_cap`. Fast tries 64,
-// 32 and 16, normal down to 8, exhaustive every size.
+// The work-group sizes a search tries for a one-dimensional kernel: `default_size` (the size its program was
+// built with at create()) first, then the others of linear_work_group_sizes() within `work_group_cap`. Fast
+// tries 64, 32 and 16, normal down to 8, exhaustive every size.
 std::vector<std::size_t> linear_work_group_candidates(TuneSearch search, std::size_t default_size,
                                                       std::size_t work_group_cap);
 // Whether a tuned work-group size is one of linear_work_group_sizes() within `work_group_cap` (a tuning file

@@ -4,6 +4,7 @@
 // with those nodes (tagged [needs-elementwise]: Multiply, Add and Relu are registered by their own units).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -403,6 +404,22 @@ void epilogues(Variant variant) {
     check_epilogue(rt, random_case(rng, "GroupConvolution"), t, rng);
     check_epilogue(rt, matmul_case(rng, 2, 37, 19, t.relu), t, rng);
   }
+}
+
+// The runtime builds convolution.cl in work-groups of 8 on CPU devices (within the work-group cap) and its
+// other network programs at the largest size up to 64 that fits: checked on the device's own runtime.
+TEST_CASE("float convolution: work-groups of 8 on CPU devices, the other programs unchanged", "[global]") {
+  Runtime& rt = runtime_for(Variant::Global);
+  const detail::RuntimeState& s = *rt.state();
+  const std::size_t convolution = s.linear_program("convolution.cl").work_group;
+  const std::size_t pools = s.linear_program("avg_pool.cl").work_group;
+  INFO(rt.device_name() << " (" << rt.device_info().type << "), cap " << s.work_group_cap);
+  if (rt.device_info().type != "CPU") {
+    SUCCEED("not a CPU device: each program takes the largest size its kernels accept");
+    return;
+  }
+  CHECK(convolution == std::min<std::size_t>(8, s.work_group_cap));
+  if (s.work_group_cap >= 16) CHECK(pools > convolution);
 }
 
 TEST_CASE("float convolution family: fused Multiply, Add, Relu epilogue (local)", "[local]") {

@@ -116,12 +116,15 @@ TEST_CASE("network programs: convolution.cl in work-groups of at most 8 on CPUs 
   cpu.info.type = "CPU";
   DeviceProfile gpu = profile_of(Architecture::Mali, 16);
   gpu.info.type = "GPU";
+  int convolutions = 0;
   for (const NetworkProgram& p : network_programs()) {
     INFO(p.file);
     const bool convolution = std::string(p.file) == "convolution.cl";
+    convolutions += convolution;
     CHECK(network_work_group_ceiling(p, cpu) == (convolution ? 8 : std::numeric_limits<std::size_t>::max()));
     CHECK(network_work_group_ceiling(p, gpu) == std::numeric_limits<std::size_t>::max());
   }
+  REQUIRE(convolutions == 1);
 }
 
 }  // namespace

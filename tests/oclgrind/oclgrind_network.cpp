@@ -145,7 +145,9 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       std::vector<std::string> classes;
       for (const auto& step : detail::ModelAccess::tuning_points(*kept.models.back()))
         for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
-      for (const std::string config : {"cols=8", "cols=16", "lanes=6", "split=16", "split=16 rows=2"}) {
+      // "cols=8 wg=64": the GPUs' default, whose work-group this CPU-type device does not take by default.
+      for (const std::string config :
+           {"cols=8", "cols=16", "lanes=6", "split=16", "split=16 rows=2", "cols=8 wg=64"}) {
         for (const std::string& c : classes) rt.state()->tuning.set(c, config);
         failures += check_one_node(kept, rt, rng, conv, dims, 0.0f, what + ", " + config);
         for (const std::string& c : classes) rt.state()->tuning.erase(c);
@@ -179,7 +181,7 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
     kept.models.push_back(std::make_unique<Model>(rt, probe));
     const std::string shape_class =
         detail::ModelAccess::tuning_points(*kept.models.back()).at(0).at(0).shape_class;
-    for (const std::string config : {"cols=8", "cols=16", "lanes=6"}) {
+    for (const std::string config : {"cols=8", "cols=16", "lanes=6", "cols=8 wg=64"}) {
       rt.state()->tuning.set(shape_class, config);
       failures += check_one_node(kept, rt, rng, pointwise, dims, 0.0f, what + ", " + config);
       rt.state()->tuning.erase(shape_class);
