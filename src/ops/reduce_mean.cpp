@@ -46,6 +46,9 @@ Reduction reduction(const NodeView& v) {
   return r;
 }
 
+// Rows per reduce_mean_rows work-item (ROWS_PER_ITEM in cl_kernels/reduce_mean.cl).
+constexpr std::int64_t kRowsPerItem = 4;
+
 class ReduceMeanStep final : public LinearStep {
  public:
   ReduceMeanStep(const Runtime& rt, const Reduction& r)
@@ -63,7 +66,8 @@ class ReduceMeanStep final : public LinearStep {
     begin();
     if (short_rows_) {
       detail::set_args(kernel_, name_, *in[0], *out[0], int_arg(r_.count), int_arg(r_.rows));
-      return launch(kernel_, name_, static_cast<std::size_t>(r_.rows), wait);
+      return launch(kernel_, name_, static_cast<std::size_t>((r_.rows + kRowsPerItem - 1) / kRowsPerItem),
+                    wait);
     }
     detail::set_args(kernel_, name_, *in[0], *out[0], int_arg(r_.count));
     return launch(kernel_, name_, work_group(), wait, static_cast<std::size_t>(r_.rows));
