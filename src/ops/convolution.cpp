@@ -61,6 +61,8 @@ SplitCopy split_copy(const ConvGeometry& g, const BinaryConvolution::Attributes&
 // rows: output rows per work-item (1: convolution_split, 2: convolution_split_rows2).
 FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                          const std::vector<float>& w, std::int64_t groups, int rows) {
+  if (rows != 1 && rows != 2)
+    throw Error("convolution_split computes 1 or 2 output rows per work-item, not " + std::to_string(rows));
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
   const std::int64_t OH = g.output[2], OW = g.output[3], SW = a.strides[1];
   const std::int64_t channel_blocks = (Og + 5) / 6, col_blocks = (OW + 15) / 16;
@@ -70,8 +72,6 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
   l.file = "convolution.cl";
   l.kernel = rows == 2 ? "convolution_split_rows2" : "convolution_split";
   l.weights = blocked_weights(w, O, Og, Cg * taps, 6);
-  if (rows != 1 && rows != 2)
-    throw Error("convolution_split computes 1 or 2 output rows per work-item, not " + std::to_string(rows));
   const std::int64_t row_blocks = (OH + rows - 1) / rows;
   l.total = static_cast<std::size_t>(g.output[0] * groups * channel_blocks * row_blocks * col_blocks);
   l.params = {i32(Cg),        i32(copy.rows), i32(SW),          i32(copy.columns),   i32(Og),
