@@ -32,8 +32,8 @@
 //             one class each; columns likewise. One table read per border output value, no division.
 //   Border positions: outside the interior [oy_lo, oy_hi) x [ox_lo, ox_hi) (host-computed, possibly empty).
 //   The Global variant's usual block, TN contiguous columns of one image (in one output row or across
-//   rows: positions are contiguous in an NCHW plane), is one run of TN floats per channel row, stored 4
-//   columns at a time, its border columns folded on the same vectors (K-light layers such as a 3-channel
+//   rows: positions are contiguous in an NCHW plane), is one run of TN floats per channel row, stored 8
+//   (or 4) columns at a time, its border columns folded on the same vectors (K-light layers such as a 3-channel
 //   first layer are bound by these stores); other blocks (across images, the last partial block, the Local
 //   variant's strided columns) store column by column. Pad taps thus add work only in the GEMM's border
 //   stores: no extra kernel, no read-modify-write of the output.
@@ -44,7 +44,7 @@
 //   LOCAL_VARIANT 0 (Global, Mali: "local" memory is ordinary global memory there): each work-item reads its
 //     TM filter words and TN patch words straight from global memory at every k step; its TN columns are
 //     contiguous (p0 = global_id(0) * TN), so the loads are vload4s of adjacent blocks, and so are the stores
-//     of 4 columns of one image (vstore4). No __local, no barriers; a block wholly beyond P or M returns at
+//     of 8 (or 4) columns of one image (vstore8, vstore4). No __local, no barriers; a block wholly beyond P or M returns at
 //     once.
 //   LOCAL_VARIANT 1 (Local, on-chip local memory): per step the work-group stages a KT x TILE_M block of filters
 //     and a KT x TILE_N block of patches in __local (coalesced loads, words w >= Kw are zero and skipped),
@@ -329,19 +329,45 @@ static inline int image_run(const int p0, const int per_image, const int M, cons
   return 1;
 }
 
-// Columns j .. j+3 of accumulator row i (channel o) of a run from image_run: the floats folded() gives, on
-// one vector. Interior columns read an entry of the table they do not use (class 0 exists for every
-// channel), so the four reads need no branch.
-static inline float4 run_values(const count_t acc[TM][TN], const int i, const int j, const int K, const int o,
-                                const pad_fold* f, const int cls[TN], const int folds) {
-  const int4 g = (int4)(K - 2 * (int)acc[i][j], K - 2 * (int)acc[i][j + 1], K - 2 * (int)acc[i][j + 2],
-                        K - 2 * (int)acc[i][j + 3]);
-  if (!folds) return convert_float4(g);
-  const int4 c = (int4)(cls[j], cls[j + 1], cls[j + 2], cls[j + 3]);
+// A run's stores go RUN_LANES columns at a time: 8 where TN allows (one 256-bit vector per 8 values on CPUs;
+// with 4 at a time the fused GEMM's epilogue took about half its samples at stage 1 of Bi-Real Net-18 on PoCL,
+// whose K is only 9 words), else 4. run_int/run_float hold one group; RUN_OF(e) lists e(0) .. e(lanes-1).
+#if TN % 8 == 0 && !defined(AB_OLD)
+#define RUN_LANES 8
+typedef int8 run_int;
+typedef float8 run_float;
+#define convert_run_float convert_float8
+#define vload_run vload8
+#define vstore_run vstore8
+#define RUN_OF(e) (e(0), e(1), e(2), e(3), e(4), e(5), e(6), e(7))
+#else
+#define RUN_LANES 4
+typedef int4 run_int;
+typedef float4 run_float;
+#define convert_run_float convert_float4
+#define vload_run vload4
+#define vstore_run vstore4
+#define RUN_OF(e) (e(0), e(1), e(2), e(3))
+#endif
+
+// Columns j .. j+RUN_LANES-1 of accumulator row i (channel o) of a run from image_run: the floats folded()
+// gives, on one vector. Interior columns read an entry of the table they do not use (class 0 exists for every
+// channel), so the reads need no branch.
+static inline run_float run_values(const count_t acc[TM][TN], const int i, const int j, const int K, const int o,
+                                   const pad_fold* f, const int cls[TN], const int folds) {
+#define RUN_G(l) K - 2 * (int)acc[i][j + (l)]
+  const run_int g = (run_int)RUN_OF(RUN_G);
+#undef RUN_G
+  if (!folds) return convert_run_float(g);
+#define RUN_CLASS(l) cls[j + (l)]
+  const run_int c = (run_int)RUN_OF(RUN_CLASS);
+#undef RUN_CLASS
   __global const int* table = f->s_table + (ulong)o * (ulong)f->row_classes * (ulong)f->column_classes;
-  const int4 s = (int4)(table[max(c.s0, 0)], table[max(c.s1, 0)], table[max(c.s2, 0)], table[max(c.s3, 0)]);
-  const float4 fold = fma((float4)(f->v), convert_float4(s), convert_float4(g + s));
-  return select(convert_float4(g), fold, c >= (int4)(0));
+#define RUN_S(l) table[max(cls[j + (l)], 0)]
+  const run_int s = (run_int)RUN_OF(RUN_S);
+#undef RUN_S
+  const run_float fold = fma((run_float)(f->v), convert_run_float(s), convert_run_float(g + s));
+  return select(convert_run_float(g), fold, c >= (run_int)(0));
 }
 
 // A run from image_run, as xnor_gemm stores it. Rows o >= M (tile padding) are skipped.
@@ -354,9 +380,9 @@ static inline void store_run(__global float* y, const count_t acc[TM][TN], const
     if (o >= M) continue;
     __global float* row = y + first + (ulong)o * OHW;
 #pragma unroll
-    for (int j = 0; j < TN; j += 4) {
-      // Only 4-byte aligned: vstore4 takes any element-aligned address.
-      vstore4(run_values(acc, i, j, K, o, f, cls, folds), 0, row + j);
+    for (int j = 0; j < TN; j += RUN_LANES) {
+      // Only 4-byte aligned: vstoreN takes any element-aligned address.
+      vstore_run(run_values(acc, i, j, K, o, f, cls, folds), 0, row + j);
     }
   }
 }
@@ -518,7 +544,7 @@ inline uint fused_rule_bit(const float value, const uint lo, const uint count) {
 
 #if LOCAL_VARIANT == 0 && TN % 4 == 0
 // The Global variant's usual block (a run from image_run) in modes 0, 1 and 3 without packed bits. Per
-// channel row the epilogue runs on vectors of 4 columns (pad fold, vload4 of the shortcut, vstore4), the same
+// channel row the epilogue runs on vectors of RUN_LANES columns (pad fold, shortcut load, store), the same
 // operations per value as the general path below, which PoCL runs one value at a time (there it was about
 // 40% of the fused GEMM's time on Bi-Real Net-18's 3x3 convolutions).
 static inline void store_run_fused(__global float* y, const count_t acc[TM][TN], const int o_first,
@@ -536,14 +562,14 @@ static inline void store_run_fused(__global float* y, const count_t acc[TM][TN],
     if (o >= M) continue;
     const ulong row = first + (ulong)o * OHW;
 #pragma unroll
-    for (int j = 0; j < TN; j += 4) {
-      const float4 g = run_values(acc, i, j, K, o, f, cls, folds);
-      const float4 value = clamped ? select(select(g, (float4)(clamp_hi), g > (float4)(clamp_hi)),
-                                            (float4)(clamp_lo), g < (float4)(clamp_lo))
-                                   : g;
-      float4 stored = out_mode == 0 ? value : fma((float4)(scale[o]), value, (float4)(bias[o]));
-      if (out_mode == 3) stored += vload4(0, shortcut + row + j);
-      vstore4(stored, 0, y + row + j);
+    for (int j = 0; j < TN; j += RUN_LANES) {
+      const run_float g = run_values(acc, i, j, K, o, f, cls, folds);
+      const run_float value = clamped ? select(select(g, (run_float)(clamp_hi), g > (run_float)(clamp_hi)),
+                                               (run_float)(clamp_lo), g < (run_float)(clamp_lo))
+                                      : g;
+      run_float stored = out_mode == 0 ? value : fma((run_float)(scale[o]), value, (run_float)(bias[o]));
+      if (out_mode == 3) stored += vload_run(0, shortcut + row + j);
+      vstore_run(stored, 0, y + row + j);
     }
   }
 }
