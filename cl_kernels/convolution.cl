@@ -14,8 +14,9 @@
 // a stride each tile finds its pixels' offsets once (a ResNet's 1x1/2 downsampling convolutions took 1.5-2
 // times as long on PoCL through the window's kernels, whose set-up per kernel row is paid per channel). CPU
 // devices run windowed convolutions with output columns in vector lanes on a padded copy of the input by
-// default (convolution_split and its copy, phase_split), and 1x1 ones with 16 output channels in vector lanes
-// (convolution_1x1_lanes); convolution_lanes is the windowed kernels' third kind (all below).
+// default (convolution_split and its copy, phase_split), 1x1 ones at stride 1 with positions in vector lanes
+// on the input plane itself (convolution_1x1_split), and the other 1x1 ones with 16 output channels in vector
+// lanes (convolution_1x1_lanes); convolution_lanes is the windowed kernels' third kind (all below).
 // Work-item index: column block fastest, then output row, output channel block (of all groups), image.
 // Tiles of a row: output columns [col_lo, col_hi) (host-computed) have every column their tile loads inside
 // the row. Where that span holds a whole tile, the row's tiles cover exactly it, the last one shifted left to
@@ -690,6 +691,113 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1
   POINTWISE_LANE_STORE(3)
   POINTWISE_LANE_STORE(4)
   POINTWISE_LANE_STORE(5)
+}
+
+// ---- convolution_1x1_split: pointwise convolutions at stride 1 on CPU devices, positions as vector lanes
+// convolution_split's form for a 1x1 window without pads at stride 1, whose input plane is already the
+// contiguous run of values that kernel's copy provides: each work-item computes SPLIT_CHANNELS (6) output
+// channels of one group x `runs` (1 or 2, a constant in each kernel) runs of 16 consecutive positions of
+// the plane (P = H*W, across row ends; the plane's last block overlaps the one before it, its overlap
+// computed again and not stored). Per input channel one vector load of 16 positions per run and 6
+// broadcast weights (weights [G][ceil(Og/6)][Cg][6], zero past Og) feed 6 x runs FMAs, and each channel
+// leaves as whole vectors. convolution_1x1_lanes broadcasts one input value per position instead: 7 loads
+// for 6 FMAs, each input line used for 6 positions, and its stores scatter single values over 16 planes.
+// Sums in the same order (c, one fma each), so the same results. Work-items: a block's neighbours are its
+// group's other channel blocks, which read the same input lines while they are in cache. The host takes this
+// kernel only where P >= 16 x runs.
+#define POINTWISE_SPLIT_TAP(i)                \
+  {                                           \
+    const float16 wv = (float16)(wt[i]);      \
+    a##i = fma(wv, xv, a##i);                 \
+    if (runs == 2) b##i = fma(wv, xv2, b##i); \
+  }
+// Channel i of the block: the epilogue, then its run of 16 positions from `at`, lanes `from` .. 15 (all of
+// them: one vector store).
+#define POINTWISE_SPLIT_STORE(i, acc, at, from)                                \
+  if (i < channels) {                                                          \
+    float16 v = fma(acc, (float16)(scale[o0 + i]), (float16)(bias[o0 + i]));   \
+    if (relu) v = select((float16)(0.0f), v, v > (float16)(0.0f));             \
+    __global float* yo = y_block + (long)(i) * P + (at);                       \
+    if ((from) <= 0) {                                                         \
+      vstore16(v, 0, yo);                                                      \
+    } else {                                                                   \
+      float t[SPLIT_COLS];                                                     \
+      vstore16(v, 0, t);                                                       \
+      for (int j = (from); j < SPLIT_COLS; ++j) yo[j] = t[j];                  \
+    }                                                                          \
+  }
+
+// The body of both kernels. No restrict on its parameters (Oclgrind 21.10 cannot run an inlined function's
+// restrict pointers).
+static inline void convolution_1x1_split_body(__global const float* x, __global const float* w,
+                                              __global const float* scale, __global const float* bias,
+                                              __global float* y, const int Cg, const int P, const int Og,
+                                              const int groups, const int channel_blocks, const int pos_blocks,
+                                              const int total, const int relu, const int runs) {
+  const int idx = (int)get_global_id(0);
+  if (idx >= total) return;
+  // idx = ((n * groups + g) * pos_blocks + pb) * channel_blocks + cb; quotients and remainders written out,
+  // as in convolution.
+  const int rest = idx / channel_blocks;
+  const int cb = idx - rest * channel_blocks;
+  const int plane_group = rest / pos_blocks;  // n * groups + g
+  const int pb = rest - plane_group * pos_blocks;
+  const int n = plane_group / groups;
+  const int g = plane_group - n * groups;
+  const int oi = cb * SPLIT_CHANNELS;
+  const int o0 = g * Og + oi;
+  const int channels = min(SPLIT_CHANNELS, Og - oi);
+  const int block = SPLIT_COLS * runs;
+  const int first = pb * block;
+  const int p0 = min(first, P - block);
+  const int from = first - p0;  // positions before it belong to the block before (computed again, not stored)
+  __global const float* xc = x + (long)plane_group * Cg * P + p0;
+  __global const float* wt = w + (long)(g * channel_blocks + cb) * Cg * SPLIT_CHANNELS;
+  float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f;
+  float16 b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f, b4 = 0.0f, b5 = 0.0f;
+  for (int c = 0; c < Cg; ++c, xc += P, wt += SPLIT_CHANNELS) {
+    const float16 xv = vload16(0, xc);
+    const float16 xv2 = runs == 2 ? vload16(1, xc) : xv;
+    POINTWISE_SPLIT_TAP(0);
+    POINTWISE_SPLIT_TAP(1);
+    POINTWISE_SPLIT_TAP(2);
+    POINTWISE_SPLIT_TAP(3);
+    POINTWISE_SPLIT_TAP(4);
+    POINTWISE_SPLIT_TAP(5);
+  }
+  __global float* y_block = y + ((long)n * groups * Og + o0) * P + p0;
+  POINTWISE_SPLIT_STORE(0, a0, 0, from)
+  POINTWISE_SPLIT_STORE(1, a1, 0, from)
+  POINTWISE_SPLIT_STORE(2, a2, 0, from)
+  POINTWISE_SPLIT_STORE(3, a3, 0, from)
+  POINTWISE_SPLIT_STORE(4, a4, 0, from)
+  POINTWISE_SPLIT_STORE(5, a5, 0, from)
+  if (runs == 2) {
+    POINTWISE_SPLIT_STORE(0, b0, SPLIT_COLS, from - SPLIT_COLS)
+    POINTWISE_SPLIT_STORE(1, b1, SPLIT_COLS, from - SPLIT_COLS)
+    POINTWISE_SPLIT_STORE(2, b2, SPLIT_COLS, from - SPLIT_COLS)
+    POINTWISE_SPLIT_STORE(3, b3, SPLIT_COLS, from - SPLIT_COLS)
+    POINTWISE_SPLIT_STORE(4, b4, SPLIT_COLS, from - SPLIT_COLS)
+    POINTWISE_SPLIT_STORE(5, b5, SPLIT_COLS, from - SPLIT_COLS)
+  }
+}
+
+#define POINTWISE_SPLIT_PARAMETERS                                                                           \
+  __global const float *restrict x, __global const float *restrict w, __global const float *restrict scale, \
+      __global const float *restrict bias, __global float *restrict y, const int Cg, const int P,            \
+      const int Og, const int groups, const int channel_blocks, const int pos_blocks, const int total,      \
+      const int relu
+#define POINTWISE_SPLIT_ARGUMENTS \
+  x, w, scale, bias, y, Cg, P, Og, groups, channel_blocks, pos_blocks, total, relu
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1x1_split(
+    POINTWISE_SPLIT_PARAMETERS) {
+  convolution_1x1_split_body(POINTWISE_SPLIT_ARGUMENTS, 1);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1x1_split_runs2(
+    POINTWISE_SPLIT_PARAMETERS) {
+  convolution_1x1_split_body(POINTWISE_SPLIT_ARGUMENTS, 2);
 }
 
 // Channels c0 .. Cg-1 of a pointwise tile: LOAD reads the tile's COLS pixels of input channel xc.

@@ -332,7 +332,7 @@ static inline int image_run(const int p0, const int per_image, const int M, cons
 // A run's stores go RUN_LANES columns at a time: 8 where TN allows (one 256-bit vector per 8 values on CPUs;
 // with 4 at a time the fused GEMM's epilogue took about half its samples at stage 1 of Bi-Real Net-18 on PoCL,
 // whose K is only 9 words), else 4. run_int/run_float hold one group; RUN_OF(e) lists e(0) .. e(lanes-1).
-#if TN % 8 == 0 && !defined(AB_OLD)
+#if TN % 8 == 0
 #define RUN_LANES 8
 typedef int8 run_int;
 typedef float8 run_float;

@@ -58,11 +58,34 @@ SplitCopy split_copy(const ConvGeometry& g, const BinaryConvolution::Attributes&
   return c;
 }
 
+// A 1x1 window without pads at stride 1 (split_allowed): convolution_1x1_split, `runs` runs of 16 positions
+// per work-item (1, or 2: convolution_1x1_split_runs2), on the input plane itself.
+FloatLaunch pointwise_split_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
+                                   const std::vector<float>& w, std::int64_t groups, int runs) {
+  const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], P = g.output[2] * g.output[3];
+  if (a.strides[0] != 1 || a.strides[1] != 1 || P < 16 * runs)
+    throw Error("convolution_1x1_split needs stride 1 and a plane of " + std::to_string(16 * runs) +
+                " positions at least, not strides " + std::to_string(a.strides[0]) + "x" +
+                std::to_string(a.strides[1]) + " and " + std::to_string(P) + " positions");
+  const std::int64_t channel_blocks = (Og + 5) / 6, pos_blocks = (P + 16 * runs - 1) / (16 * runs);
+  const auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
+  FloatLaunch l;
+  l.file = "convolution.cl";
+  l.kernel = runs == 2 ? "convolution_1x1_split_runs2" : "convolution_1x1_split";
+  l.weights = blocked_weights(w, O, Og, Cg, 6);
+  l.total = static_cast<std::size_t>(g.output[0] * groups * pos_blocks * channel_blocks);
+  l.params = {i32(Cg), i32(P), i32(Og), i32(groups), i32(channel_blocks), i32(pos_blocks), i32(l.total)};
+  l.description = "convolution_1x1_split 6x16 lanes" + std::string(runs == 2 ? " x 2 runs" : "") +
+                  " on the input plane -> " + xnorcl::to_string(g.output);
+  return l;
+}
+
 // rows: output rows per work-item (1: convolution_split, 2: convolution_split_rows2).
 FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                          const std::vector<float>& w, std::int64_t groups, int rows) {
   if (rows != 1 && rows != 2)
     throw Error("convolution_split computes 1 or 2 output rows per work-item, not " + std::to_string(rows));
+  if (is_pointwise(g)) return pointwise_split_launch(g, a, w, groups, rows);
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
   const std::int64_t OH = g.output[2], OW = g.output[3], SW = a.strides[1];
   const std::int64_t channel_blocks = (Og + 5) / 6, col_blocks = (OW + 15) / 16;
@@ -95,8 +118,11 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
 
 bool split_allowed(const ConvGeometry& g, const BinaryConvolution::Attributes& a, const std::vector<float>& w,
                    std::int64_t groups) {
+  // 1x1 windows without pads read their input plane in place (convolution_1x1_split): at stride 1, on
+  // planes of two runs of 16 positions at least, so that every block loads whole vectors inside the plane.
+  if (is_pointwise(g)) return a.strides[0] == 1 && a.strides[1] == 1 && g.output[2] * g.output[3] >= 32;
   // The copy's floats are indexed like a tensor's (int elements, as check_int_elements allows).
-  return !is_pointwise(g) && split_copy(g, a, groups).floats <= INT_MAX &&
+  return split_copy(g, a, groups).floats <= INT_MAX &&
          std::all_of(w.begin(), w.end(), [](float v) { return std::isfinite(v); });
 }
 

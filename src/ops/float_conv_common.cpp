@@ -284,14 +284,15 @@ namespace {
 
 // A float convolution's configuration as the tuning table holds it: "cols=C wg=W" (tiles of 8 channels x C
 // columns), "lanes=6 wg=W" (16 channels in vector lanes x 6 columns) or "split=16 wg=W" (6 channels x 16
-// columns in vector lanes on a padded, phase-split copy of the input; "split=16 rows=2 wg=W": two output
-// rows per work-item), the kernel and the work-group size searched together (one step, one time: two
+// columns in vector lanes on a padded, phase-split copy of the input, or x 16 positions on the plane itself
+// for a 1x1 window at stride 1; "split=16 rows=2 wg=W": two output rows, or runs of positions, per
+// work-item), the kernel and the work-group size searched together (one step, one time: two
 // classes changing at once could not tell their effects apart). An entry without wg (an older file) keeps
 // the program's work-group size.
 struct ConvConfig {
   FloatConvKernel kernel = FloatConvKernel::Tiles;
   int columns = detail::kFloatConvColumns;  // the tiles' or the lanes'
-  int rows = 1;                             // convolution_split's output rows per work-item
+  int rows = 1;                             // the Split kernels' output rows (or runs) per work-item
   std::optional<int> work_group;
 };
 
@@ -308,7 +309,7 @@ int lane_columns(FloatConvKernel kernel) {
 }
 
 // The configuration a text names, or nothing where it names no kernel this layer may run (split: whether
-// convolution_split may).
+// the Split kernels may, split_allowed).
 std::optional<ConvConfig> parse_config(const std::string& text, bool split) {
   const auto c = detail::config_value(text, "cols"), l = detail::config_value(text, "lanes"),
              p = detail::config_value(text, "split"), rows = detail::config_value(text, "rows");
@@ -333,7 +334,7 @@ std::optional<ConvConfig> parse_config(const std::string& text, bool split) {
 }
 
 // The tuner's candidates: at each work-group size of the search, the tiles at each column count, channels
-// in lanes and, where the layer allows it (split), columns in lanes on the copy.
+// in lanes and, where the layer allows it (split), columns or positions in lanes.
 std::vector<std::string> conv_candidates(TuneSearch search, std::size_t base_wg, std::size_t cap,
                                          bool split) {
   std::vector<std::string> texts;
@@ -348,8 +349,8 @@ std::vector<std::string> conv_candidates(TuneSearch search, std::size_t base_wg,
   return texts;
 }
 
-// The device's default: tiles on GPUs; on CPUs columns in lanes on the copy where the layer allows it (in
-// detail::float_conv_split_rows rows), else channels in lanes.
+// The device's default: tiles on GPUs; on CPUs columns or positions in lanes where the layer allows it (in
+// detail::float_conv_split_rows rows or runs), else channels in lanes.
 std::string default_conv_config(const detail::DeviceProfile& profile, bool split, std::size_t work_group) {
   if (!detail::float_conv_lanes_by_default(profile))
     return config_text(FloatConvKernel::Tiles, detail::kFloatConvColumns, work_group);

@@ -120,10 +120,22 @@ bool pointwise_window(const Graph& g) {
   return true;
 }
 
+// Whether a float convolution offers the kernels with 6 channels x 16 columns or positions in vector lanes
+// (split=16): windows other than 1x1 without pads (on a padded, phase-split copy of the input), and 1x1
+// windows without pads at stride 1 on planes of 32 positions or more (on the plane itself).
+bool offers_split(const Graph& g) {
+  if (!pointwise_window(g)) return true;
+  const auto strides = g.nodes[0].attributes.find("strides");
+  if (strides != g.nodes[0].attributes.end())
+    for (std::int64_t s : std::get<V>(strides->second))
+      if (s != 1) return false;
+  const Dims& x = g.inputs[0].dims;
+  return x[2] * x[3] >= 32;
+}
+
 // Every kernel configuration a float convolution can run (tiles of 8 channels x 8 or 16 columns, 16
-// channels in vector lanes x 6 columns, and for windows other than 1x1 without pads 6 channels x 16 columns
-// in vector lanes on a padded, phase-split copy of the input, one or two output rows per work-item), set
-// through the tuning table, computes the
+// channels in vector lanes x 6 columns, and where offers_split 6 channels x 16 columns or positions in vector
+// lanes, one or two output rows or runs per work-item), set through the tuning table, computes the
 // default's bits: they all sum an output's taps in the same order. (The tuning tests run every candidate on
 // square windows; these add asymmetric pads, rectangular kernels, auto_pad and groups.) Depthwise steps,
 // their own kernel, are left as they are.
@@ -139,7 +151,7 @@ void check_configurations(Runtime& rt, const Case& c, const Tensor& default_outp
       }
   if (classes.empty()) return;
   INFO("offers split: " << split);
-  CHECK(split == !pointwise_window(c.graph));
+  CHECK(split == offers_split(c.graph));
   for (const std::string config : {"cols=8", "cols=16", "lanes=6", "split=16 rows=1", "split=16 rows=2"}) {
     INFO(config);
     if (config.rfind("split=", 0) == 0 && !split) continue;
@@ -255,6 +267,47 @@ void network_shapes(Variant variant) {
   check_case(rt, matmul_case(rng, 3, 512, 1000, true));
 }
 
+// 1x1 windows without pads at stride 1 read the input plane in place on CPU devices by default
+// (convolution_1x1_split: 6 output channels x one or two runs of 16 positions in vector lanes): planes of
+// exactly two runs, one position more (the last block overlapping the one before it), 49 and 100 positions,
+// output channels around the 6-channel blocks (1, 5, 6, 7, 13), groups, batches of 2. check_case runs every
+// configuration, both run counts included, against the default's bits. Planes below two runs and strided
+// layers keep the other kernels.
+void pointwise_in_place(Variant variant) {
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(31);
+  const bool cpu_default = detail::float_conv_lanes_by_default(rt.state()->profile);
+  const auto conv = [&](const std::string& op, const Dims& x, const Dims& w, Attributes a) {
+    Case c;
+    c.graph.inputs.push_back({"x", x});
+    c.graph.constants["w"] = random_floats(w, rng, -1.0f, 1.0f);
+    c.graph.outputs = {add_node(c.graph, "layer", op, {"x", "w"}, std::move(a))};
+    c.x = random_input(x, rng);
+    return c;
+  };
+  for (const auto& [op, x, w] :
+       {std::tuple<const char*, Dims, Dims>{"Convolution", {1, 5, 4, 8}, {7, 5, 1, 1}},
+        {"Convolution", {2, 3, 3, 11}, {6, 3, 1, 1}},
+        {"Convolution", {1, 17, 7, 7}, {13, 17, 1, 1}},
+        {"Convolution", {2, 9, 5, 20}, {1, 9, 1, 1}},
+        {"Convolution", {1, 1, 8, 4}, {5, 1, 1, 1}},
+        {"GroupConvolution", {2, 12, 6, 9}, {3, 5, 4, 1, 1}}}) {
+    const Case c = conv(op, x, w, {});
+    check_case(rt, c);
+    INFO(c.describe());
+    const std::string planned = Model(rt, c.graph).plan().steps[0].description;
+    CHECK((planned.find("convolution_1x1_split") != std::string::npos) == cpu_default);
+  }
+  for (const auto& [x, a] : {std::pair<Dims, Attributes>{{1, 5, 5, 6}, {}},
+                             {{1, 5, 8, 8}, {{"strides", V{2, 1}}}},
+                             {{1, 5, 8, 8}, {{"strides", V{1, 2}}}}}) {
+    const Case c = conv("Convolution", x, {7, 5, 1, 1}, a);
+    check_case(rt, c);
+    INFO(c.describe());
+    CHECK(Model(rt, c.graph).plan().steps[0].description.find("convolution_1x1_split") == std::string::npos);
+  }
+}
+
 void random_matmuls(Variant variant) {
   Runtime& rt = runtime_for(variant);
   std::mt19937 rng(9);
@@ -280,6 +333,12 @@ TEST_CASE("float convolution family: the networks' layer shapes (local)", "[loca
 }
 TEST_CASE("float convolution family: the networks' layer shapes (global)", "[global]") {
   network_shapes(Variant::Global);
+}
+TEST_CASE("float convolution: 1x1 at stride 1 on the input plane in place (local)", "[local]") {
+  pointwise_in_place(Variant::Local);
+}
+TEST_CASE("float convolution: 1x1 at stride 1 on the input plane in place (global)", "[global]") {
+  pointwise_in_place(Variant::Global);
 }
 // An infinite weight: a tap over the pad adds nothing in the reference, but inf * 0 is NaN, so the kernel
 // that reads a zero-padded copy of the input may not run it, neither by default nor from the tuning table;

@@ -159,29 +159,29 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       }
     }
   }
-  // 1x1 convolutions at stride 2 (the pointwise kernel): tiles inside one output row read one run of the
-  // input row (80 columns), the others gather their pixels (7-wide output rows: tiles across row ends; a
-  // 3x3 output: a plane narrower than a tile). Exact, as the convolutions above. The 1x19 input plane is
-  // no larger than the 19 output channels, so its lanes blocks (two of positions) go position blocks first;
-  // the others channel blocks first.
-  for (const Dims& dims : {Dims{1, 3, 9, 80}, Dims{2, 3, 14, 14}, Dims{1, 3, 5, 5}, Dims{2, 3, 1, 19}}) {
+  // A 1x1 convolution of 3 to 19 channels at `stride`, as the default runs it and in each configuration
+  // named (set through the tuning table). Exact, as the convolutions above.
+  const auto pointwise_case = [&](const Dims& dims, std::int64_t stride,
+                                  const std::vector<std::string>& configs) {
     Graph pointwise;
     std::vector<float> weights(19 * 3);
     for (float& v : weights) v = static_cast<float>(rng.uniform(-4, 4)) * 0.125f;
     pointwise.constants["w"] = Constant::f32({19, 3, 1, 1}, weights);
-    pointwise.nodes.push_back(
-        Node{"conv", "Convolution", {"x", "w"}, {"y"}, {{"strides", Ints{2, 2}}, {"dilations", Ints{1, 1}}}});
-    const std::string what = to_string(variant) + ": 1x1 convolution at stride 2 on " + to_string(dims);
+    pointwise.nodes.push_back(Node{"conv",
+                                   "Convolution",
+                                   {"x", "w"},
+                                   {"y"},
+                                   {{"strides", Ints{stride, stride}}, {"dilations", Ints{1, 1}}}});
+    const std::string what = to_string(variant) + ": 1x1 convolution at stride " + std::to_string(stride) +
+                             " on " + to_string(dims);
     failures += check_one_node(kept, rt, rng, pointwise, dims, 0.0f, what);
-    // And in each kernel configuration: 8x8 or 8x16 tiles (convolution_1x1), 16 channels in lanes x 6
-    // positions (convolution_1x1_lanes, whose last block overlaps the one before it).
     Graph probe = pointwise;
     probe.inputs = {{"x", dims}};
     probe.outputs = {"y"};
     kept.models.push_back(std::make_unique<Model>(rt, probe));
     const std::string shape_class =
         detail::ModelAccess::tuning_points(*kept.models.back()).at(0).at(0).shape_class;
-    for (const std::string config : {"cols=8", "cols=16", "lanes=6", "cols=8 wg=64"}) {
+    for (const std::string& config : configs) {
       rt.state()->tuning.set(shape_class, config);
       failures += check_one_node(kept, rt, rng, pointwise, dims, 0.0f, what + ", " + config);
       rt.state()->tuning.erase(shape_class);
@@ -191,7 +191,21 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
         ++failures;
       }
     }
-  }
+  };
+  // At stride 2 (the pointwise kernel): tiles inside one output row read one run of the input row (80
+  // columns), the others gather their pixels (7-wide output rows: tiles across row ends; a 3x3 output: a
+  // plane narrower than a tile). The 1x19 input plane is no larger than the 19 output channels, so its lanes
+  // blocks (two of positions) go position blocks first; the others channel blocks first. Configurations: 8x8
+  // or 8x16 tiles (convolution_1x1), 16 channels in lanes x 6 positions (convolution_1x1_lanes, whose last
+  // block overlaps the one before it).
+  for (const Dims& dims : {Dims{1, 3, 9, 80}, Dims{2, 3, 14, 14}, Dims{1, 3, 5, 5}, Dims{2, 3, 1, 19}})
+    pointwise_case(dims, 2, {"cols=8", "cols=16", "lanes=6", "cols=8 wg=64"});
+  // At stride 1 the split configurations read the plane in place (convolution_1x1_split, the default on CPU
+  // devices: 6 channels x one or two runs of 16 positions, 19 channels ending in a block of one): planes of
+  // exactly two runs (32 positions), one position more (the last block overlapping the one before it by 15
+  // or 31) and 49 positions in a batch of 2.
+  for (const Dims& dims : {Dims{1, 3, 4, 8}, Dims{1, 3, 3, 11}, Dims{2, 3, 7, 7}})
+    pointwise_case(dims, 1, {"split=16", "split=16 rows=2", "lanes=6", "cols=8"});
   // A binary convolution whose batch-norm and residual Add run in its epilogue (pad_value 0: the pad fold),
   // on 20-wide rows (the Global variant's blocks of 4 columns lie in one row: xnor_gemm_fused_runs) and
   // 17-wide ones (blocks across rows and, at 102 positions per image, across images: the general store).
