@@ -448,18 +448,20 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
       ++column;                       \
     }                                 \
   }
-// Channel i of the block: the epilogue, then its columns (all 16, or the row's last `count`).
-#define SPLIT_STORE(i, acc, y_row)                                              \
+// Channel i of the block: the epilogue, then lanes [from, to) of its 16 from y_run (channel i's plane
+// `plane` floats further per channel). Lanes before `from` are an overlapping last block's, stored by the
+// block before it (one writer per value); lanes from `to` on lie past the row. All 16: one vector store.
+#define SPLIT_STORE(i, acc, y_run, from, to)                                    \
   if (i < channels) {                                                           \
     float16 v = fma(acc, (float16)(scale[o0 + i]), (float16)(bias[o0 + i]));    \
     if (relu) v = select((float16)(0.0f), v, v > (float16)(0.0f));              \
-    __global float* yo = (y_row) + (long)(i) * plane;                           \
-    if (count == SPLIT_COLS) {                                                  \
+    __global float* yo = (y_run) + (long)(i) * plane;                           \
+    if ((from) <= 0 && (to) == SPLIT_COLS) {                                    \
       vstore16(v, 0, yo);                                                       \
     } else {                                                                    \
       float t[SPLIT_COLS];                                                      \
       vstore16(v, 0, t);                                                        \
-      for (int j = 0; j < count; ++j) yo[j] = t[j];                             \
+      for (int j = max(from, 0); j < (to); ++j) yo[j] = t[j];                   \
     }                                                                           \
   }
 
@@ -525,19 +527,19 @@ static inline void convolution_split_body(
   }
   const long plane = (long)OH * OW;
   __global float* y_row = y + ((long)(n * groups * Og + o0) * OH + oh) * OW + ox0;
-  SPLIT_STORE(0, a0, y_row)
-  SPLIT_STORE(1, a1, y_row)
-  SPLIT_STORE(2, a2, y_row)
-  SPLIT_STORE(3, a3, y_row)
-  SPLIT_STORE(4, a4, y_row)
-  SPLIT_STORE(5, a5, y_row)
+  SPLIT_STORE(0, a0, y_row, 0, count)
+  SPLIT_STORE(1, a1, y_row, 0, count)
+  SPLIT_STORE(2, a2, y_row, 0, count)
+  SPLIT_STORE(3, a3, y_row, 0, count)
+  SPLIT_STORE(4, a4, y_row, 0, count)
+  SPLIT_STORE(5, a5, y_row, 0, count)
   if (rows == 2 && oh + 1 < OH) {
-    SPLIT_STORE(0, b0, y_row + OW)
-    SPLIT_STORE(1, b1, y_row + OW)
-    SPLIT_STORE(2, b2, y_row + OW)
-    SPLIT_STORE(3, b3, y_row + OW)
-    SPLIT_STORE(4, b4, y_row + OW)
-    SPLIT_STORE(5, b5, y_row + OW)
+    SPLIT_STORE(0, b0, y_row + OW, 0, count)
+    SPLIT_STORE(1, b1, y_row + OW, 0, count)
+    SPLIT_STORE(2, b2, y_row + OW, 0, count)
+    SPLIT_STORE(3, b3, y_row + OW, 0, count)
+    SPLIT_STORE(4, b4, y_row + OW, 0, count)
+    SPLIT_STORE(5, b5, y_row + OW, 0, count)
   }
 }
 
@@ -704,36 +706,16 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1
 // for 6 FMAs, each input line used for 6 positions, and its stores scatter single values over 16 planes.
 // Sums in the same order (c, one fma each), so the same results. Work-items: a block's neighbours are its
 // group's other channel blocks, which read the same input lines while they are in cache. The host takes this
-// kernel only where P >= 16 x runs.
-#define POINTWISE_SPLIT_TAP(i)                \
-  {                                           \
-    const float16 wv = (float16)(wt[i]);      \
-    a##i = fma(wv, xv, a##i);                 \
-    if (runs == 2) b##i = fma(wv, xv2, b##i); \
-  }
-// Channel i of the block: the epilogue, then its run of 16 positions from `at`, lanes `from` .. 15 (all of
-// them: one vector store).
-#define POINTWISE_SPLIT_STORE(i, acc, at, from)                                \
-  if (i < channels) {                                                          \
-    float16 v = fma(acc, (float16)(scale[o0 + i]), (float16)(bias[o0 + i]));   \
-    if (relu) v = select((float16)(0.0f), v, v > (float16)(0.0f));             \
-    __global float* yo = y_block + (long)(i) * P + (at);                       \
-    if ((from) <= 0) {                                                         \
-      vstore16(v, 0, yo);                                                      \
-    } else {                                                                   \
-      float t[SPLIT_COLS];                                                     \
-      vstore16(v, 0, t);                                                       \
-      for (int j = (from); j < SPLIT_COLS; ++j) yo[j] = t[j];                  \
-    }                                                                          \
-  }
-
+// kernel only where P >= 16 x runs. The taps and stores are convolution_split's (SPLIT_TAP, SPLIT_STORE),
+// with `rows` counting runs of positions.
 // The body of both kernels. No restrict on its parameters (Oclgrind 21.10 cannot run an inlined function's
 // restrict pointers).
 static inline void convolution_1x1_split_body(__global const float* x, __global const float* w,
                                               __global const float* scale, __global const float* bias,
                                               __global float* y, const int Cg, const int P, const int Og,
-                                              const int groups, const int channel_blocks, const int pos_blocks,
-                                              const int total, const int relu, const int runs) {
+                                              const int groups, const int channel_blocks,
+                                              const int pos_blocks, const int total, const int relu,
+                                              const int rows) {
   const int idx = (int)get_global_id(0);
   if (idx >= total) return;
   // idx = ((n * groups + g) * pos_blocks + pb) * channel_blocks + cb; quotients and remainders written out,
@@ -747,7 +729,7 @@ static inline void convolution_1x1_split_body(__global const float* x, __global 
   const int oi = cb * SPLIT_CHANNELS;
   const int o0 = g * Og + oi;
   const int channels = min(SPLIT_CHANNELS, Og - oi);
-  const int block = SPLIT_COLS * runs;
+  const int block = SPLIT_COLS * rows;
   const int first = pb * block;
   const int p0 = min(first, P - block);
   const int from = first - p0;  // positions before it belong to the block before (computed again, not stored)
@@ -757,28 +739,29 @@ static inline void convolution_1x1_split_body(__global const float* x, __global 
   float16 b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f, b4 = 0.0f, b5 = 0.0f;
   for (int c = 0; c < Cg; ++c, xc += P, wt += SPLIT_CHANNELS) {
     const float16 xv = vload16(0, xc);
-    const float16 xv2 = runs == 2 ? vload16(1, xc) : xv;
-    POINTWISE_SPLIT_TAP(0);
-    POINTWISE_SPLIT_TAP(1);
-    POINTWISE_SPLIT_TAP(2);
-    POINTWISE_SPLIT_TAP(3);
-    POINTWISE_SPLIT_TAP(4);
-    POINTWISE_SPLIT_TAP(5);
+    const float16 xv2 = rows == 2 ? vload16(1, xc) : xv;
+    SPLIT_TAP(0);
+    SPLIT_TAP(1);
+    SPLIT_TAP(2);
+    SPLIT_TAP(3);
+    SPLIT_TAP(4);
+    SPLIT_TAP(5);
   }
-  __global float* y_block = y + ((long)n * groups * Og + o0) * P + p0;
-  POINTWISE_SPLIT_STORE(0, a0, 0, from)
-  POINTWISE_SPLIT_STORE(1, a1, 0, from)
-  POINTWISE_SPLIT_STORE(2, a2, 0, from)
-  POINTWISE_SPLIT_STORE(3, a3, 0, from)
-  POINTWISE_SPLIT_STORE(4, a4, 0, from)
-  POINTWISE_SPLIT_STORE(5, a5, 0, from)
-  if (runs == 2) {
-    POINTWISE_SPLIT_STORE(0, b0, SPLIT_COLS, from - SPLIT_COLS)
-    POINTWISE_SPLIT_STORE(1, b1, SPLIT_COLS, from - SPLIT_COLS)
-    POINTWISE_SPLIT_STORE(2, b2, SPLIT_COLS, from - SPLIT_COLS)
-    POINTWISE_SPLIT_STORE(3, b3, SPLIT_COLS, from - SPLIT_COLS)
-    POINTWISE_SPLIT_STORE(4, b4, SPLIT_COLS, from - SPLIT_COLS)
-    POINTWISE_SPLIT_STORE(5, b5, SPLIT_COLS, from - SPLIT_COLS)
+  const long plane = P;
+  __global float* y_run = y + ((long)n * groups * Og + o0) * P + p0;
+  SPLIT_STORE(0, a0, y_run, from, SPLIT_COLS)
+  SPLIT_STORE(1, a1, y_run, from, SPLIT_COLS)
+  SPLIT_STORE(2, a2, y_run, from, SPLIT_COLS)
+  SPLIT_STORE(3, a3, y_run, from, SPLIT_COLS)
+  SPLIT_STORE(4, a4, y_run, from, SPLIT_COLS)
+  SPLIT_STORE(5, a5, y_run, from, SPLIT_COLS)
+  if (rows == 2) {
+    SPLIT_STORE(0, b0, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
+    SPLIT_STORE(1, b1, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
+    SPLIT_STORE(2, b2, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
+    SPLIT_STORE(3, b3, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
+    SPLIT_STORE(4, b4, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
+    SPLIT_STORE(5, b5, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
   }
 }
 

@@ -44,8 +44,8 @@
 //   LOCAL_VARIANT 0 (Global, Mali: "local" memory is ordinary global memory there): each work-item reads its
 //     TM filter words and TN patch words straight from global memory at every k step; its TN columns are
 //     contiguous (p0 = global_id(0) * TN), so the loads are vload4s of adjacent blocks, and so are the stores
-//     of 8 (or 4) columns of one image (vstore8, vstore4). No __local, no barriers; a block wholly beyond P or M returns at
-//     once.
+//     of 8 (or 4) columns of one image (vstore8, vstore4). No __local, no barriers; a block wholly beyond P or
+//     M returns at once.
 //   LOCAL_VARIANT 1 (Local, on-chip local memory): per step the work-group stages a KT x TILE_M block of filters
 //     and a KT x TILE_N block of patches in __local (coalesced loads, words w >= Kw are zero and skipped),
 //     then each work-item reads rows lid1 + i*WG and columns lid0 + j*WG (adjacent work-items, adjacent
@@ -329,9 +329,10 @@ static inline int image_run(const int p0, const int per_image, const int M, cons
   return 1;
 }
 
-// A run's stores go RUN_LANES columns at a time: 8 where TN allows (one 256-bit vector per 8 values on CPUs;
-// with 4 at a time the fused GEMM's epilogue took about half its samples at stage 1 of Bi-Real Net-18 on PoCL,
-// whose K is only 9 words), else 4. run_int/run_float hold one group; RUN_OF(e) lists e(0) .. e(lanes-1).
+// A run's stores go RUN_LANES columns at a time: 8 where TN allows (one 256-bit vector per 8 values on
+// CPUs; with 4 at a time the epilogue of xnor_gemm_fused_runs took about half its samples in Bi-Real
+// Net-18 on PoCL, whose stage-1 K is only 9 words), else 4. run_int/run_float hold one group; RUN_OF(e)
+// lists e(0) .. e(RUN_LANES - 1).
 #if TN % 8 == 0
 #define RUN_LANES 8
 typedef int8 run_int;
@@ -353,17 +354,17 @@ typedef float4 run_float;
 // Columns j .. j+RUN_LANES-1 of accumulator row i (channel o) of a run from image_run: the floats folded()
 // gives, on one vector. Interior columns read an entry of the table they do not use (class 0 exists for every
 // channel), so the reads need no branch.
-static inline run_float run_values(const count_t acc[TM][TN], const int i, const int j, const int K, const int o,
-                                   const pad_fold* f, const int cls[TN], const int folds) {
-#define RUN_G(l) K - 2 * (int)acc[i][j + (l)]
+static inline run_float run_values(const count_t acc[TM][TN], const int i, const int j, const int K,
+                                   const int o, const pad_fold* f, const int cls[TN], const int folds) {
+#define RUN_G(l) (K - 2 * (int)acc[i][j + (l)])
   const run_int g = (run_int)RUN_OF(RUN_G);
 #undef RUN_G
   if (!folds) return convert_run_float(g);
-#define RUN_CLASS(l) cls[j + (l)]
+#define RUN_CLASS(l) (cls[j + (l)])
   const run_int c = (run_int)RUN_OF(RUN_CLASS);
 #undef RUN_CLASS
   __global const int* table = f->s_table + (ulong)o * (ulong)f->row_classes * (ulong)f->column_classes;
-#define RUN_S(l) table[max(cls[j + (l)], 0)]
+#define RUN_S(l) (table[max(cls[j + (l)], 0)])
   const run_int s = (run_int)RUN_OF(RUN_S);
 #undef RUN_S
   const run_float fold = fma((run_float)(f->v), convert_run_float(s), convert_run_float(g + s));

@@ -24,7 +24,8 @@ Shape shape4(const Dims& d) {
 namespace {
 
 // Weights [O, Cg, KH, KW] as a kernel reads them: [G][ceil(Og/B)][Cg][KH][KW][B], the B output channels of a
-// work-item side by side for each tap (B = 8 for the tiles, 16 for the lanes), zero past Og.
+// work-item side by side for each tap (B = 8 for the tiles, 16 for the lanes, 6 for the split kernels), zero
+// past Og.
 std::vector<float> blocked_weights(const std::vector<float>& w, std::int64_t O, std::int64_t Og,
                                    std::int64_t per_channel, std::int64_t B) {
   const std::int64_t blocks = (Og + B - 1) / B;

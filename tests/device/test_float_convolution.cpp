@@ -187,18 +187,23 @@ void random_group_convolutions(Variant variant) {
   for (int i = 0; i < 40; ++i) check_case(rt, random_case(rng, "GroupConvolution"));
 }
 
+// One convolution node `op` with random weights w on a random input of shape x.
+Case conv_case(std::mt19937& rng, const std::string& op, const Dims& x, const Dims& w, Attributes a) {
+  Case c;
+  c.graph.inputs.push_back({"x", x});
+  c.graph.constants["w"] = random_floats(w, rng, -1.0f, 1.0f);
+  c.graph.outputs = {add_node(c.graph, "layer", op, {"x", "w"}, std::move(a))};
+  c.x = random_input(x, rng);
+  return c;
+}
+
 // The real networks' shapes, shrunk: a 7x7/2 stem, 1x1 convolutions (the plane as one row, and strided),
 // depthwise 3x3 with stride 2, a classifier.
 void network_shapes(Variant variant) {
   Runtime& rt = runtime_for(variant);
   std::mt19937 rng(5);
   const auto conv = [&](const std::string& op, const Dims& x, const Dims& w, Attributes a) {
-    Case c;
-    c.graph.inputs.push_back({"x", x});
-    c.graph.constants["w"] = random_floats(w, rng, -1.0f, 1.0f);
-    c.graph.outputs = {add_node(c.graph, "layer", op, {"x", "w"}, std::move(a))};
-    c.x = random_input(x, rng);
-    return c;
+    return conv_case(rng, op, x, w, std::move(a));
   };
   const Attributes stem = {{"strides", V{2, 2}}, {"pads_begin", V{3, 3}}, {"pads_end", V{3, 3}}};
   check_case(rt, conv("Convolution", {1, 3, 40, 37}, {64, 3, 7, 7}, stem));
@@ -278,12 +283,7 @@ void pointwise_in_place(Variant variant) {
   std::mt19937 rng(31);
   const bool cpu_default = detail::float_conv_lanes_by_default(rt.state()->profile);
   const auto conv = [&](const std::string& op, const Dims& x, const Dims& w, Attributes a) {
-    Case c;
-    c.graph.inputs.push_back({"x", x});
-    c.graph.constants["w"] = random_floats(w, rng, -1.0f, 1.0f);
-    c.graph.outputs = {add_node(c.graph, "layer", op, {"x", "w"}, std::move(a))};
-    c.x = random_input(x, rng);
-    return c;
+    return conv_case(rng, op, x, w, std::move(a));
   };
   for (const auto& [op, x, w] :
        {std::tuple<const char*, Dims, Dims>{"Convolution", {1, 5, 4, 8}, {7, 5, 1, 1}},
@@ -306,6 +306,18 @@ void pointwise_in_place(Variant variant) {
     INFO(c.describe());
     CHECK(Model(rt, c.graph).plan().steps[0].description.find("convolution_1x1_split") == std::string::npos);
   }
+  // An infinite weight: a 1x1 window without pads has no pad taps to skip, so the positions kernel may run it
+  // (the windowed kernel on its zero-padded copy may not) and gives every other configuration's bits, the
+  // infinities included.
+  Case inf = conv("Convolution", {1, 4, 6, 7}, {9, 4, 1, 1}, {});
+  inf.graph.constants["w"].values[5] = std::numeric_limits<float>::infinity();
+  INFO(inf.describe());
+  Model model(rt, inf.graph);
+  CHECK((model.plan().steps[0].description.find("convolution_1x1_split") != std::string::npos) ==
+        cpu_default);
+  const Tensor got = model.run({{"x", inf.x}}).at(inf.graph.outputs[0]);
+  CHECK(std::any_of(got.values.begin(), got.values.end(), [](float v) { return std::isinf(v); }));
+  check_configurations(rt, inf, got);
 }
 
 void random_matmuls(Variant variant) {

@@ -171,12 +171,19 @@ std::size_t candidates_match_default(Runtime& rt, const Graph& g, const std::map
 void float_convolution_candidates(Variant variant) {
   Runtime rt = runtime_with(variant, TuningMode::Ignore, "");
   std::mt19937 rng(31);
-  std::size_t ran = 0, windowed = 0;
+  std::size_t ran = 0, windowed = 0, with_split = 0;
   for (int i = 0; i < 24; ++i) {
     const Graph g = random_convolution(rng);
     const auto& a = g.nodes[0].attributes;
     const bool pads = std::get<std::vector<std::int64_t>>(a.at("pads_begin"))[0] > 0;
-    if (g.constants.at("w").dims[2] > 1 || pads) ++windowed;
+    const bool unit_stride = std::get<std::vector<std::int64_t>>(a.at("strides"))[0] == 1;
+    const Dims& x = g.inputs[0].dims;
+    if (g.constants.at("w").dims[2] > 1 || pads) {
+      ++windowed;
+      ++with_split;
+    } else if (unit_stride && x[2] * x[3] >= 32) {
+      ++with_split;  // a 1x1 window at stride 1 on a plane of two runs of 16 positions: on the plane itself
+    }
     INFO("input " << to_string(g.inputs[0].dims) << " weights " << to_string(g.constants.at("w").dims));
     std::map<std::string, Tensor> inputs{{"x", random_input(g.inputs[0].dims, rng)}};
     // The default against the host reference (float: within rounding), then every candidate bitwise.
@@ -185,8 +192,9 @@ void float_convolution_candidates(Variant variant) {
     ran += candidates_match_default(rt, g, inputs, TuneSearch::Exhaustive);
   }
   // Three kernel configurations (tiles of 8 and 16 columns, channels in lanes) at each work-group size, and
-  // columns in lanes on the input's phase-split copy, one or two output rows per work-item, for windows
-  // other than 1x1 without pads.
+  // columns in lanes on the input's phase-split copy (windows other than 1x1 without pads) or positions in
+  // lanes on the plane itself (1x1 without pads at stride 1 on 32 positions or more), one or two output rows
+  // or runs per work-item.
   const detail::RuntimeState& s = *rt.state();
   const std::size_t sizes =
       detail::linear_work_group_candidates(TuneSearch::Exhaustive,
@@ -194,7 +202,7 @@ void float_convolution_candidates(Variant variant) {
           .size();
   CHECK(sizes == 7);
   CHECK(windowed > 12);
-  CHECK(ran == (24 * 3 + 2 * windowed) * sizes);
+  CHECK(ran == (24 * 3 + 2 * with_split) * sizes);
 }
 XNORCL_VARIANT_TEST("tuning: every float convolution candidate computes the default's values", "[tuning]",
                     float_convolution_candidates)
