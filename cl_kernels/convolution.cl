@@ -425,17 +425,20 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
     a##i = fma(wv, xv, a##i);                   \
     if (rows == 2) b##i = fma(wv, xv2, b##i);   \
   }
+// The block's 6 channels at one tap (weights wt[0..5]).
+#define SPLIT_TAPS \
+  SPLIT_TAP(0);    \
+  SPLIT_TAP(1);    \
+  SPLIT_TAP(2);    \
+  SPLIT_TAP(3);    \
+  SPLIT_TAP(4);    \
+  SPLIT_TAP(5);
 // One kernel row's taps: tap kw reads phase (kw*DW) % SW at column ox0 + (kw*DW) / SW of the copy (tap_at).
 #define SPLIT_ROW(width)                                         \
   _Pragma("unroll") for (int kw = 0; kw < (width); ++kw) {       \
     SPLIT_LOAD(tap_at[kw])                                       \
     __global const float* wt = wr + kw * SPLIT_CHANNELS;         \
-    SPLIT_TAP(0);                                                \
-    SPLIT_TAP(1);                                                \
-    SPLIT_TAP(2);                                                \
-    SPLIT_TAP(3);                                                \
-    SPLIT_TAP(4);                                                \
-    SPLIT_TAP(5);                                                \
+    SPLIT_TAPS                                                   \
   }
 #define SPLIT_MAX_UNROLLED 7
 // From one tap's (phase, column) in the copy to the next one's: DW columns further, in phases of SW.
@@ -514,12 +517,7 @@ static inline void convolution_split_body(
         for (int kw = SPLIT_MAX_UNROLLED; kw < KW; ++kw) {
           SPLIT_LOAD(ph * Wq + cl)
           __global const float* wt = wr + kw * SPLIT_CHANNELS;
-          SPLIT_TAP(0);
-          SPLIT_TAP(1);
-          SPLIT_TAP(2);
-          SPLIT_TAP(3);
-          SPLIT_TAP(4);
-          SPLIT_TAP(5);
+          SPLIT_TAPS
           SPLIT_NEXT_TAP(ph, cl)
         }
       }
@@ -740,12 +738,7 @@ static inline void convolution_1x1_split_body(__global const float* x, __global 
   for (int c = 0; c < Cg; ++c, xc += P, wt += SPLIT_CHANNELS) {
     const float16 xv = vload16(0, xc);
     const float16 xv2 = rows == 2 ? vload16(1, xc) : xv;
-    SPLIT_TAP(0);
-    SPLIT_TAP(1);
-    SPLIT_TAP(2);
-    SPLIT_TAP(3);
-    SPLIT_TAP(4);
-    SPLIT_TAP(5);
+    SPLIT_TAPS
   }
   const long plane = P;
   __global float* y_run = y + ((long)n * groups * Og + o0) * P + p0;
