@@ -64,6 +64,8 @@ SplitCopy split_copy(const ConvGeometry& g, const BinaryConvolution::Attributes&
 FloatLaunch pointwise_split_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                                    const std::vector<float>& w, std::int64_t groups, int runs) {
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], P = g.output[2] * g.output[3];
+  if (runs != 1 && runs != 2)
+    throw Error("convolution_1x1_split computes 1 or 2 runs per work-item, not " + std::to_string(runs));
   if (a.strides[0] != 1 || a.strides[1] != 1 || P < 16 * runs)
     throw Error("convolution_1x1_split needs stride 1 and a plane of " + std::to_string(16 * runs) +
                 " positions at least, not strides " + std::to_string(a.strides[0]) + "x" +
@@ -86,7 +88,6 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
                          const std::vector<float>& w, std::int64_t groups, int rows) {
   if (rows != 1 && rows != 2)
     throw Error("convolution_split computes 1 or 2 output rows per work-item, not " + std::to_string(rows));
-  if (is_pointwise(g)) return pointwise_split_launch(g, a, w, groups, rows);
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
   const std::int64_t OH = g.output[2], OW = g.output[3], SW = a.strides[1];
   const std::int64_t channel_blocks = (Og + 5) / 6, col_blocks = (OW + 15) / 16;
@@ -130,7 +131,9 @@ bool split_allowed(const ConvGeometry& g, const BinaryConvolution::Attributes& a
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                                const std::vector<float>& w, std::int64_t groups, FloatConvKernel kernel,
                                int columns, int rows) {
-  if (kernel == FloatConvKernel::Split) return split_launch(g, a, w, groups, rows);
+  if (kernel == FloatConvKernel::Split)
+    return is_pointwise(g) ? pointwise_split_launch(g, a, w, groups, rows)
+                           : split_launch(g, a, w, groups, rows);
   const bool lanes = kernel == FloatConvKernel::Lanes;
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
   const std::int64_t H = g.input[2], W = g.input[3], OH = g.output[2], OW = g.output[3];
