@@ -30,6 +30,9 @@
 //             rows depend on oy only and columns on ox only, so positions fall into classes: rows above the
 //             interior (oy < oy_lo) one class each, the interior rows one class, rows below (oy >= oy_hi)
 //             one class each; columns likewise. One table read per border output value, no division.
+//             Then, from entry C_OUT * row_classes * column_classes on, int [OH][OW]: the class of every
+//             output position (row class * column_classes + column class; the interior's S is 0), which the
+//             Global variant's runs read with one vector load per RUN_LANES columns.
 //   Border positions: outside the interior [oy_lo, oy_hi) x [ox_lo, ox_hi) (host-computed, possibly empty).
 //   The Global variant's usual block, TN contiguous columns of one image (in one output row or across
 //   rows: positions are contiguous in an NCHW plane), is one run of TN floats per channel row, stored 8
@@ -290,45 +293,6 @@ inline float folded(const pad_fold* f, const int G, const int o, const int borde
 }
 
 #if TN % 4 == 0
-// The run helpers below are static, with no restrict on their pointers: PoCL inlines a static function
-// called once, where it compiled the plain `inline` ones as calls that pass acc through memory (perf on
-// Bi-Real Net-18: store_run_fused and image_run were a fifth of the fused GEMM's samples, gone once
-// inlined); restrict parameters of an inlined function become llvm.experimental.noalias.scope.decl, which
-// Oclgrind 21.10 cannot run (the kernels' own parameters keep theirs).
-// Whether the Global variant's block of TN columns from p0 (p0 + TN <= P) lies in one image, so that each
-// channel row's TN values are one contiguous run of y. `first`: the run's start as the offset of the
-// image's channel 0 from y (row_offset: the chunk's first position). Under the pad fold, cls[j] is column
-// j's border class, or -1 where the column is interior, and *folds whether any column is on the border
-// (found by stepping through the columns' rows: one division per block). A block inside one interior row,
-// most of a layer's, returns at once with *folds 0 (cls unset, and unread: run_values reads it only under a
-// fold): stepping its columns had taken 3-6% of a 64x56x56 step's GEMM time on PoCL (the kernel alone).
-static inline int image_run(const int p0, const int per_image, const int M, const int n0, const ulong OHW,
-                            const ulong row_offset, const int correct, const int oy0, const pad_fold* f,
-                            ulong* first, int cls[TN], int* folds) {
-  const int image = p0 / per_image;
-  const int within = p0 - image * per_image;
-  *first = (ulong)(n0 + image) * (ulong)M * OHW + row_offset + (ulong)within;
-  *folds = 0;
-  if (within + TN > per_image) return 0;
-  if (correct) {
-    int ry = within / f->OW;
-    int ox = within - ry * f->OW;
-    if (oy0 + ry >= f->oy_lo && oy0 + ry < f->oy_hi && ox >= f->ox_lo && ox + TN <= f->ox_hi) return 1;
-#pragma unroll
-    for (int j = 0; j < TN; ++j) {
-      int c = 0;
-      const int border = border_class(f, oy0 + ry, ox, &c);
-      cls[j] = border ? c : -1;
-      *folds |= border;
-      if (++ox == f->OW) {
-        ox = 0;
-        ++ry;
-      }
-    }
-  }
-  return 1;
-}
-
 // A run's stores go RUN_LANES columns at a time: 8 where TN allows (one 256-bit vector per 8 values on
 // CPUs; with 4 at a time the epilogue of xnor_gemm_fused_runs took about half its samples in Bi-Real
 // Net-18 on PoCL, whose stage-1 K is only 9 words), else 4. run_int/run_float hold one group; RUN_OF(e)
@@ -351,24 +315,52 @@ typedef float4 run_float;
 #define RUN_OF(e) (e(0), e(1), e(2), e(3))
 #endif
 
+// The run helpers below are static, with no restrict on their pointers: PoCL inlines a static function
+// called once, where it compiled the plain `inline` ones as calls that pass acc through memory (perf on
+// Bi-Real Net-18: store_run_fused and image_run were a fifth of the fused GEMM's samples, gone once
+// inlined); restrict parameters of an inlined function become llvm.experimental.noalias.scope.decl, which
+// Oclgrind 21.10 cannot run (the kernels' own parameters keep theirs).
+// Whether the Global variant's block of TN columns from p0 (p0 + TN <= P) lies in one image, so that each
+// channel row's TN values are one contiguous run of y. `first`: the run's start as the offset of the
+// image's channel 0 from y (row_offset: the chunk's first position). Under the pad fold, cls[j] is column
+// j's class in the S tables (interior columns too: S is 0 there), read from the tables' per-position
+// classes, and *folds whether any column is on the border; without it cls is unset and unread.
+static inline int image_run(const int p0, const int per_image, const int M, const int n0, const ulong OHW,
+                            const ulong row_offset, const int correct, const pad_fold* f, ulong* first,
+                            int cls[TN], int* folds) {
+  const int image = p0 / per_image;
+  const int within = p0 - image * per_image;
+  *first = (ulong)(n0 + image) * (ulong)M * OHW + row_offset + (ulong)within;
+  *folds = 0;
+  if (within + TN > per_image) return 0;
+  if (correct) {
+    const int classes = f->row_classes * f->column_classes;
+    __global const int* position_classes = f->s_table + (ulong)M * (ulong)classes + row_offset + (ulong)within;
+    const run_int interior = (run_int)(f->oy_lo * f->column_classes + f->ox_lo);
+#pragma unroll
+    for (int j = 0; j < TN; j += RUN_LANES) {
+      const run_int c = vload_run(0, position_classes + j);
+      vstore_run(c, 0, cls + j);
+      *folds |= any(c != interior);
+    }
+  }
+  return 1;
+}
+
 // Columns j .. j+RUN_LANES-1 of accumulator row i (channel o) of a run from image_run: the floats folded()
-// gives, on one vector. Interior columns read an entry of the table they do not use (class 0 exists for every
-// channel), so the reads need no branch.
+// gives, on one vector. Interior columns read their class's S, which is 0, and fma(v, 0, G) is G exactly
+// (pad_value is finite), so every column takes the same operations.
 static inline run_float run_values(const count_t acc[TM][TN], const int i, const int j, const int K,
                                    const int o, const pad_fold* f, const int cls[TN], const int folds) {
 #define RUN_G(l) (K - 2 * (int)acc[i][j + (l)])
   const run_int g = (run_int)RUN_OF(RUN_G);
 #undef RUN_G
   if (!folds) return convert_run_float(g);
-#define RUN_CLASS(l) (cls[j + (l)])
-  const run_int c = (run_int)RUN_OF(RUN_CLASS);
-#undef RUN_CLASS
   __global const int* table = f->s_table + (ulong)o * (ulong)f->row_classes * (ulong)f->column_classes;
-#define RUN_S(l) (table[max(cls[j + (l)], 0)])
+#define RUN_S(l) (table[cls[j + (l)]])
   const run_int s = (run_int)RUN_OF(RUN_S);
 #undef RUN_S
-  const run_float fold = fma((run_float)(f->v), convert_run_float(s), convert_run_float(g + s));
-  return select(convert_run_float(g), fold, c >= (run_int)(0));
+  return fma((run_float)(f->v), convert_run_float(s), convert_run_float(g + s));
 }
 
 // A run from image_run, as xnor_gemm stores it. Rows o >= M (tile padding) are skipped.
@@ -470,7 +462,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
   ulong first;
   int cls[TN], folds;
   if (p0 + TN <= P &&
-      image_run(p0, per_image, M, n0, OHW, row_offset, correct, oy0, &fold, &first, cls, &folds)) {
+      image_run(p0, per_image, M, n0, OHW, row_offset, correct, &fold, &first, cls, &folds)) {
     store_run(y, acc, o0, M, K, first, OHW, &fold, cls, folds);
     return;
   }
@@ -610,7 +602,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   ulong first;
   int cls[TN], folds;
   if (steps_k > 0 && p0 + TN <= P && out_mode != 2 && !also_packed &&
-      image_run(p0, per_image, M, n0, OHW, row_offset, correct, oy0, &fold, &first, cls, &folds)) {
+      image_run(p0, per_image, M, n0, OHW, row_offset, correct, &fold, &first, cls, &folds)) {
     store_run_fused(y, acc, o0, M, K, first, OHW, &fold, cls, folds, out_mode, scale, bias, shortcut,
                     clamp_lo, clamp_hi);
     return;
@@ -737,7 +729,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused_r
   FUSED_GLOBAL_BLOCK
   ulong first;
   int cls[TN], folds;
-  if (steps_k > 0 && image_run(p0, per_image, M, n0, OHW, row_offset, correct, oy0, &fold, &first, cls, &folds))
+  if (steps_k > 0 && image_run(p0, per_image, M, n0, OHW, row_offset, correct, &fold, &first, cls, &folds))
     store_run_fused(y, acc, o0, M, K, first, OHW, &fold, cls, folds, out_mode, scale, bias, shortcut, clamp_lo,
                     clamp_hi);
 }
@@ -829,7 +821,7 @@ static inline __attribute__((always_inline)) void or_column(
     vstore8(g1, 1, g);
     vstore8(g2, 2, g);
     vstore8(g3, 3, g);
-    // s_table has rows o < M only.
+    // s_table has rows o < M only (the position classes follow them).
     for (int i = 0; i < 32 && o0 + i < M; ++i) {
       const int o = o0 + i;
       *bits |= fused_rule_bit(folded(fold, g[i], o, 1, cls), keys[o], modes[o]) << i;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pad fold of random small layers: whether it applies (pad_value other than +-1 and pad taps, as
 // validate() sees them), and each S table entry against a direct count, for every output position, of the
-// real filter values over the taps that fall outside the input, looked up through the kernel's class of the
-// position.
+// real filter values over the taps that fall outside the input, looked up through the class of the position
+// that the tables list.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -64,22 +64,27 @@ TEST_CASE("pad fold: the S tables against a direct count of each output position
     const detail::Border& b = fold.border;
     REQUIRE(fold.row_classes == b.oy_lo + 1 + (d.OH - b.oy_hi));
     REQUIRE(fold.column_classes == b.ox_lo + 1 + (d.OW - b.ox_hi));
-    REQUIRE(s.size() == std::size_t(d.C_OUT) * fold.row_classes * fold.column_classes);
+    const std::size_t classes = std::size_t(fold.row_classes) * fold.column_classes;
+    REQUIRE(s.size() == std::size_t(d.C_OUT) * classes + std::size_t(d.OH) * d.OW);
+    const cl_int* position_class = s.data() + std::size_t(d.C_OUT) * classes;
     std::string first_wrong;
     int border_positions = 0;
     for (int o = 0; o < d.C_OUT && first_wrong.empty(); ++o) {
       for (int oy = 0; oy < d.OH && first_wrong.empty(); ++oy) {
         for (int ox = 0; ox < d.OW; ++ox) {
           const int want = pad_tap_sum(c.filter, d, o, oy, ox);
+          const std::size_t cls = std::size_t(class_of(oy, b.oy_lo, b.oy_hi)) * fold.column_classes +
+                                  class_of(ox, b.ox_lo, b.ox_hi);
+          // The runs read each position's class from the table, interior positions included.
+          REQUIRE(position_class[std::size_t(oy) * d.OW + ox] == cl_int(cls));
+          const int got = s[std::size_t(o) * classes + cls];
           const bool interior = oy >= b.oy_lo && oy < b.oy_hi && ox >= b.ox_lo && ox < b.ox_hi;
           if (interior) {
-            REQUIRE(want == 0);  // the interior has no pad taps: the kernel skips the fold there
+            REQUIRE(want == 0);  // the interior has no pad taps
+            REQUIRE(got == 0);   // so the runs' fold changes nothing there
             continue;
           }
           if (o == 0) ++border_positions;
-          const std::size_t cls = std::size_t(class_of(oy, b.oy_lo, b.oy_hi)) * fold.column_classes +
-                                  class_of(ox, b.ox_lo, b.ox_hi);
-          const int got = s[std::size_t(o) * fold.row_classes * fold.column_classes + cls];
           if (got != want) {
             first_wrong = "o " + std::to_string(o) + " oy " + std::to_string(oy) + " ox " +
                           std::to_string(ox) + ": S " + std::to_string(got) + ", pad taps sum to " +
@@ -106,11 +111,12 @@ TEST_CASE("pad fold: tables beyond the allocation limit are refused with their n
       Filter::from_packed(std::vector<std::uint8_t>(7, 0xa5).data(), 7, g.filter, BitOrder::MsbFirst);
   PadFold fold = detail::pad_fold(d, a.pad_value);
   REQUIRE(fold.correct);
-  // Rows: above, interior, below (likewise columns): 3 channels of 3x3 ints, 108 bytes.
-  REQUIRE_THROWS_WITH(detail::pad_fold_tables(f, d, fold, 107, g),
-                      "the pad_value tables of layer 1x2x6x6 * 3x2x3x3 need 108 bytes, more than "
-                      "CL_DEVICE_MAX_MEM_ALLOC_SIZE (107)");
-  CHECK(detail::pad_fold_tables(f, d, fold, 108, g).size() == 27);
+  // Rows: above, interior, below (likewise columns): 3 channels of 3x3 ints, then the classes of the 6x6
+  // output positions: 252 bytes.
+  REQUIRE_THROWS_WITH(detail::pad_fold_tables(f, d, fold, 251, g),
+                      "the pad_value tables of layer 1x2x6x6 * 3x2x3x3 need 252 bytes, more than "
+                      "CL_DEVICE_MAX_MEM_ALLOC_SIZE (251)");
+  CHECK(detail::pad_fold_tables(f, d, fold, 252, g).size() == 27 + 36);
   CHECK(fold.row_classes == 3);
   CHECK(fold.column_classes == 3);
 }

@@ -23,7 +23,8 @@ cl_uint pad_bit(float pad_value);
 PadFold pad_fold(const LayerDims& d, float pad_value);
 
 // The S tables, [C_OUT][row_classes][column_classes] ints (row classes: each row above the interior, the
-// interior rows, each row below; likewise columns; see border_class in cl_kernels/xnor_gemm.cl), and sets
+// interior rows, each row below; likewise columns; see border_class in cl_kernels/xnor_gemm.cl), followed by
+// the class of every output position, [OH][OW] ints (row class * column_classes + column class), and sets
 // fold.row_classes and fold.column_classes. Empty, fold untouched, without the fold. Throws Error, naming the
 // layer g, where the tables would exceed max_alloc (CL_DEVICE_MAX_MEM_ALLOC_SIZE).
 std::vector<cl_int> pad_fold_tables(const Filter& filter, const LayerDims& d, PadFold& fold,
