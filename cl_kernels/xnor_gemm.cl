@@ -23,7 +23,8 @@
 //             Pad fold (correct = 1: the layer has pad taps and v is not +-1): the packing kernel gave every
 //             pad tap the bit 0 (real -1), so G = (2P - B) - S with S = sum of w_real over the pad taps; the
 //             store writes border positions as fma(v, (float)S, (float)(G + S)) = fmaf(v, S, 2P - B), the
-//             reference's value with one rounding. Interior columns stay the plain store.
+//             reference's value with one rounding. Interior positions stay the plain store (in a run that
+//             folds, they take the same fma with S = 0, which gives G exactly).
 //   s_table   (read only with correct = 1) int [C_OUT][row_classes][column_classes], computed on the host
 //             from the per-channel summed-area table of w_sum[o][ky][kx] = sum over c of w_real: S of every
 //             class of border position. The in-bounds taps of a window form a rectangle of (ky, kx) whose
@@ -334,8 +335,8 @@ static inline int image_run(const int p0, const int per_image, const int M, cons
   *folds = 0;
   if (within + TN > per_image) return 0;
   if (correct) {
-    const int classes = f->row_classes * f->column_classes;
-    __global const int* position_classes = f->s_table + (ulong)M * (ulong)classes + row_offset + (ulong)within;
+    const ulong classes = (ulong)f->row_classes * (ulong)f->column_classes;
+    __global const int* position_classes = f->s_table + (ulong)M * classes + row_offset + (ulong)within;
     const run_int interior = (run_int)(f->oy_lo * f->column_classes + f->ox_lo);
 #pragma unroll
     for (int j = 0; j < TN; j += RUN_LANES) {
@@ -349,7 +350,8 @@ static inline int image_run(const int p0, const int per_image, const int M, cons
 
 // Columns j .. j+RUN_LANES-1 of accumulator row i (channel o) of a run from image_run: the floats folded()
 // gives, on one vector. Interior columns read their class's S, which is 0, and fma(v, 0, G) is G exactly
-// (pad_value is finite), so every column takes the same operations.
+// (pad_value is finite, so v * 0 is +-0, and G + -0 is G, +0 for G = 0), so every column takes the same
+// operations.
 static inline run_float run_values(const count_t acc[TM][TN], const int i, const int j, const int K,
                                    const int o, const pad_fold* f, const int cls[TN], const int folds) {
 #define RUN_G(l) (K - 2 * (int)acc[i][j + (l)])

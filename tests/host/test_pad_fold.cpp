@@ -76,7 +76,7 @@ TEST_CASE("pad fold: the S tables against a direct count of each output position
           const std::size_t cls = std::size_t(class_of(oy, b.oy_lo, b.oy_hi)) * fold.column_classes +
                                   class_of(ox, b.ox_lo, b.ox_hi);
           // The runs read each position's class from the table, interior positions included.
-          REQUIRE(position_class[std::size_t(oy) * d.OW + ox] == cl_int(cls));
+          if (o == 0) REQUIRE(position_class[std::size_t(oy) * d.OW + ox] == cl_int(cls));
           const int got = s[std::size_t(o) * classes + cls];
           const bool interior = oy >= b.oy_lo && oy < b.oy_hi && ox >= b.ox_lo && ox < b.ox_hi;
           if (interior) {

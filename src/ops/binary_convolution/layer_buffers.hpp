@@ -26,7 +26,7 @@ struct LayerTables {
 
 struct LayerBuffers {
   cl::Buffer filters;         // [Kw][filter_row_words(M_pad)] words
-  cl::Buffer wsum;            // [C_OUT][row_classes][column_classes] int S tables (only with the pad fold)
+  cl::Buffer wsum;            // pad_fold_tables(): S tables, position classes (only with the pad fold)
   cl::Buffer threshold_keys;  // [C_IN] uint
   cl::Buffer patches;         // [Kw][largest P_pad] words
   cl::Buffer packed;          // channel-packed and bit-row layouts: the binarized input of the largest chunk

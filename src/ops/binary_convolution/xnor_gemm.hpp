@@ -24,7 +24,8 @@ struct PadFold {
   bool correct = false;
   float v = 0.0f;
   Border border;
-  int row_classes = 0, column_classes = 0;  // of the S table: [C_OUT][row_classes][column_classes]
+  // Of the S table, [C_OUT][row_classes][column_classes] (then the [OH][OW] position classes).
+  int row_classes = 0, column_classes = 0;
 };
 
 // The output epilogue of xnor_gemm_fused and xnor_gemm_bits (cl_kernels/xnor_gemm.cl): mode 0 float, 1
