@@ -467,6 +467,14 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
       for (int j = max(from, 0); j < (to); ++j) yo[j] = t[j];                   \
     }                                                                           \
   }
+// The block's 6 channels, accumulators acc##0 .. acc##5, each as SPLIT_STORE.
+#define SPLIT_STORES(acc, y_run, from, to)  \
+  SPLIT_STORE(0, acc##0, y_run, from, to)   \
+  SPLIT_STORE(1, acc##1, y_run, from, to)   \
+  SPLIT_STORE(2, acc##2, y_run, from, to)   \
+  SPLIT_STORE(3, acc##3, y_run, from, to)   \
+  SPLIT_STORE(4, acc##4, y_run, from, to)   \
+  SPLIT_STORE(5, acc##5, y_run, from, to)
 
 // The body of both split kernels (`rows`: 1 or 2 output rows per work-item, a constant in each).
 // No restrict on its parameters: Oclgrind 21.10 cannot run an inlined function's restrict pointers.
@@ -525,19 +533,9 @@ static inline void convolution_split_body(
   }
   const long plane = (long)OH * OW;
   __global float* y_row = y + ((long)(n * groups * Og + o0) * OH + oh) * OW + ox0;
-  SPLIT_STORE(0, a0, y_row, 0, count)
-  SPLIT_STORE(1, a1, y_row, 0, count)
-  SPLIT_STORE(2, a2, y_row, 0, count)
-  SPLIT_STORE(3, a3, y_row, 0, count)
-  SPLIT_STORE(4, a4, y_row, 0, count)
-  SPLIT_STORE(5, a5, y_row, 0, count)
+  SPLIT_STORES(a, y_row, 0, count)
   if (rows == 2 && oh + 1 < OH) {
-    SPLIT_STORE(0, b0, y_row + OW, 0, count)
-    SPLIT_STORE(1, b1, y_row + OW, 0, count)
-    SPLIT_STORE(2, b2, y_row + OW, 0, count)
-    SPLIT_STORE(3, b3, y_row + OW, 0, count)
-    SPLIT_STORE(4, b4, y_row + OW, 0, count)
-    SPLIT_STORE(5, b5, y_row + OW, 0, count)
+    SPLIT_STORES(b, y_row + OW, 0, count)
   }
 }
 
@@ -704,7 +702,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1
 // for 6 FMAs, each input line used for 6 positions, and its stores scatter single values over 16 planes.
 // Sums in the same order (c, one fma each), so the same results. Work-items: a block's neighbours are its
 // group's other channel blocks, which read the same input lines while they are in cache. The host takes this
-// kernel only where P >= 16 x runs. The taps and stores are convolution_split's (SPLIT_TAP, SPLIT_STORE),
+// kernel only where P >= 16 x runs. The taps and stores are convolution_split's (SPLIT_TAPS, SPLIT_STORES),
 // with `rows` counting runs of positions.
 // The body of both kernels. No restrict on its parameters (Oclgrind 21.10 cannot run an inlined function's
 // restrict pointers).
@@ -742,19 +740,9 @@ static inline void convolution_1x1_split_body(__global const float* x, __global 
   }
   const long plane = P;
   __global float* y_run = y + ((long)n * groups * Og + o0) * P + p0;
-  SPLIT_STORE(0, a0, y_run, from, SPLIT_COLS)
-  SPLIT_STORE(1, a1, y_run, from, SPLIT_COLS)
-  SPLIT_STORE(2, a2, y_run, from, SPLIT_COLS)
-  SPLIT_STORE(3, a3, y_run, from, SPLIT_COLS)
-  SPLIT_STORE(4, a4, y_run, from, SPLIT_COLS)
-  SPLIT_STORE(5, a5, y_run, from, SPLIT_COLS)
+  SPLIT_STORES(a, y_run, from, SPLIT_COLS)
   if (rows == 2) {
-    SPLIT_STORE(0, b0, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
-    SPLIT_STORE(1, b1, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
-    SPLIT_STORE(2, b2, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
-    SPLIT_STORE(3, b3, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
-    SPLIT_STORE(4, b4, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
-    SPLIT_STORE(5, b5, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
+    SPLIT_STORES(b, y_run + SPLIT_COLS, from - SPLIT_COLS, SPLIT_COLS)
   }
 }
 
