@@ -59,17 +59,20 @@ SplitCopy split_copy(const ConvGeometry& g, const BinaryConvolution::Attributes&
   return c;
 }
 
-// A 1x1 window without pads at stride 1 (split_allowed): convolution_1x1_split, `runs` runs of 16 positions
-// per work-item (1, or 2: convolution_1x1_split_runs2), on the input plane itself.
+// A 1x1 window without pads (split_allowed): convolution_1x1_split, `runs` runs of 16 positions per
+// work-item (1, or 2: convolution_1x1_split_runs2), on the input plane itself at stride 1, else on a copy of
+// the pixels the window reads (pointwise_sample: every SHth row, every SWth column), so that a run of
+// positions is one vector load at any stride. On PoCL (AVX-512) the copy and the positions kernel ran a
+// ResNet-18's 1x1/2 shortcuts faster than convolution_1x1_lanes, which broadcasts each pixel of a block
+// of 6 positions to 16 channels (see docs/benchmarks.md).
 FloatLaunch pointwise_split_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                                    const std::vector<float>& w, std::int64_t groups, int runs) {
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], P = g.output[2] * g.output[3];
   if (runs != 1 && runs != 2)
     throw Error("convolution_1x1_split computes 1 or 2 runs per work-item, not " + std::to_string(runs));
-  if (a.strides[0] != 1 || a.strides[1] != 1 || P < 16 * runs)
-    throw Error("convolution_1x1_split needs stride 1 and a plane of " + std::to_string(16 * runs) +
-                " positions at least, not strides " + std::to_string(a.strides[0]) + "x" +
-                std::to_string(a.strides[1]) + " and " + std::to_string(P) + " positions");
+  if (P < 16 * runs)
+    throw Error("convolution_1x1_split needs a plane of " + std::to_string(16 * runs) +
+                " positions at least, not " + std::to_string(P));
   const std::int64_t channel_blocks = (Og + 5) / 6, pos_blocks = (P + 16 * runs - 1) / (16 * runs);
   const auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   FloatLaunch l;
@@ -78,8 +81,21 @@ FloatLaunch pointwise_split_launch(const ConvGeometry& g, const BinaryConvolutio
   l.weights = blocked_weights(w, O, Og, Cg, 6);
   l.total = static_cast<std::size_t>(g.output[0] * groups * pos_blocks * channel_blocks);
   l.params = {i32(Cg), i32(P), i32(Og), i32(groups), i32(channel_blocks), i32(pos_blocks), i32(l.total)};
+  const bool strided = a.strides[0] != 1 || a.strides[1] != 1;
+  if (strided) {
+    // No larger than the input (OH * OW <= H * W), whose elements an int indexes.
+    const std::int64_t planes = g.output[0] * groups * Cg;
+    InputCopy c;
+    c.kernel = "pointwise_sample";
+    c.params = {i32(g.input[2]), i32(g.input[3]), i32(g.output[2]), i32(g.output[3]),
+                a.strides[0],    a.strides[1],    i32(planes)};
+    c.total = static_cast<std::size_t>(planes);
+    c.floats = static_cast<std::size_t>(planes * P);
+    l.copy = std::move(c);
+  }
   l.description = "convolution_1x1_split 6x16 lanes" + std::string(runs == 2 ? " x 2 runs" : "") +
-                  " on the input plane -> " + xnorcl::to_string(g.output);
+                  (strided ? " on a copy of the strided pixels" : " on the input plane") + " -> " +
+                  xnorcl::to_string(g.output);
   return l;
 }
 
@@ -120,9 +136,9 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
 
 bool split_allowed(const ConvGeometry& g, const BinaryConvolution::Attributes& a, const std::vector<float>& w,
                    std::int64_t groups) {
-  // 1x1 windows without pads read their input plane in place (convolution_1x1_split): at stride 1, on
-  // planes of two runs of 16 positions at least, so that every block loads whole vectors inside the plane.
-  if (is_pointwise(g)) return a.strides[0] == 1 && a.strides[1] == 1 && g.output[2] * g.output[3] >= 32;
+  // 1x1 windows without pads (convolution_1x1_split, on the input plane or a copy of its strided pixels):
+  // on planes of two runs of 16 positions at least, so that every block loads whole vectors inside the plane.
+  if (is_pointwise(g)) return g.output[2] * g.output[3] >= 32;
   // The copy's floats are indexed like a tensor's (int elements, as check_int_elements allows).
   return split_copy(g, a, groups).floats <= INT_MAX &&
          std::all_of(w.begin(), w.end(), [](float v) { return std::isfinite(v); });

@@ -77,11 +77,12 @@ bool is_pointwise(const ConvGeometry& g);
 // The kernels of convolution.cl: tiles of 8 channels x 8 or 16 columns; 16 channels in vector lanes x
 // detail::kFloatConvLaneColumns columns; 6 channels x 16 columns in vector lanes on a padded, phase-split
 // copy of the input (windowed shapes whose weights are all finite), or x 16 positions on the input plane
-// itself (1x1 windows without pads at stride 1): split_allowed.
+// itself (1x1 windows without pads at stride 1) or on a copy of its strided pixels (at a stride):
+// split_allowed.
 enum class FloatConvKernel { Tiles, Lanes, Split };
 // Whether the Split kernels may run the convolution: convolution_split for a window other than 1x1 without
 // pads whose weights are all finite (its copy's zero pads add w * 0 where the others skip the tap);
-// convolution_1x1_split for a 1x1 window without pads at stride 1 on a plane of 32 positions or more.
+// convolution_1x1_split for a 1x1 window without pads whose output plane holds 32 positions or more.
 bool split_allowed(const ConvGeometry& g, const BinaryConvolution::Attributes& a, const std::vector<float>& w,
                    std::int64_t groups);
 // The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w

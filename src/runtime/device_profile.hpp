@@ -109,10 +109,12 @@ constexpr int kFloatConvSplitColumns = 16;
 // vectorize what a kernel body spells as vectors. Windowed shapes run convolution_split where it may run
 // (finite weights: output columns in the lanes, the pads in a copy of the input, so no block checks bounds
 // and no row's last block is mostly empty), else convolution_lanes (16 output channels in the lanes); 1x1
-// shapes without pads convolution_1x1_split at stride 1 on planes of 32 positions or more (positions in the
+// shapes without pads convolution_1x1_split on output planes of 32 positions or more (positions in the
 // lanes: one vector load of a channel's 16 inputs where the lanes kernel broadcasts 6 values from their own
 // line, and whole-vector stores; PoCL, AVX-512, in one process: Bi-Real Net-18's 1x1 steps 1.6-2.1x as fast
-// at 28x28, 1.4-1.5x at 14x14, 1.1x at 7x7; AVX2 not measured), else convolution_1x1_lanes. PoCL (AVX2):
+// at 28x28, 1.4-1.5x at 14x14, 1.1x at 7x7; at a stride on a copy of the strided pixels, a binary
+// ResNet-18's 1x1/2 shortcuts 1.2-1.5x as fast, the copy included; AVX2 not measured), else
+// convolution_1x1_lanes. PoCL (AVX2):
 // convolution_lanes ran the 7x7/2 stem about 20% faster than 8x8 tiles and 3x3 layers 1.3x at 64x56x56
 // to 2.5x at 512x7x7; convolution_split, copy included, the float32 twin of the binary ResNet-18's 3x3
 // layers 1.05-1.13x faster than convolution_lanes at 56x56, 1.27x at 28x28, 2.1x at 14x14, 1.5x at 7x7, the

@@ -122,15 +122,15 @@ bool pointwise_window(const Graph& g) {
 
 // Whether a float convolution offers the kernels with 6 channels x 16 columns or positions in vector lanes
 // (split=16): windows other than 1x1 without pads (on a padded, phase-split copy of the input), and 1x1
-// windows without pads at stride 1 on planes of 32 positions or more (on the plane itself).
+// windows without pads whose output plane holds 32 positions or more (on the input plane itself at stride
+// 1, else on a copy of the strided pixels).
 bool offers_split(const Graph& g) {
   if (!pointwise_window(g)) return true;
-  const auto strides = g.nodes[0].attributes.find("strides");
-  if (strides != g.nodes[0].attributes.end())
-    for (std::int64_t s : std::get<V>(strides->second))
-      if (s != 1) return false;
+  V strides = {1, 1};
+  const auto given = g.nodes[0].attributes.find("strides");
+  if (given != g.nodes[0].attributes.end()) strides = std::get<V>(given->second);
   const Dims& x = g.inputs[0].dims;
-  return x[2] * x[3] >= 32;
+  return ((x[2] - 1) / strides[0] + 1) * ((x[3] - 1) / strides[1] + 1) >= 32;
 }
 
 // Every kernel configuration a float convolution can run (tiles of 8 channels x 8 or 16 columns, 16
@@ -272,35 +272,48 @@ void network_shapes(Variant variant) {
   check_case(rt, matmul_case(rng, 3, 512, 1000, true));
 }
 
-// 1x1 windows without pads at stride 1 read the input plane in place on CPU devices by default
-// (convolution_1x1_split: 6 output channels x one or two runs of 16 positions in vector lanes): planes of
-// exactly two runs, one position more (the last block overlapping the one before it), 49 and 100 positions,
-// output channels around the 6-channel blocks (1, 5, 6, 7, 13), groups, batches of 2. check_case runs every
-// configuration, both run counts included, against the default's bits. Planes below two runs and strided
-// layers keep the other kernels.
-void pointwise_in_place(Variant variant) {
+// 1x1 windows without pads run convolution_1x1_split on CPU devices by default (6 output channels x one or
+// two runs of 16 positions in vector lanes) where the output plane holds two runs or more: at stride 1 on the
+// input plane itself, at a stride on a copy of the pixels the window reads (pointwise_sample). Planes of
+// exactly two runs, one position more (the last block overlapping the one before it), 49 and 100
+// positions, output channels around the 6-channel blocks (1, 5, 6, 7, 13), groups, batches of 2. The
+// strided ones take every copy path: rows of 16 columns or more at stride 1 or 2 in the row (whole and
+// overlapping vectors of 16), of 8 to 15 (vectors of 8), narrower rows and a column stride of 3 (one column
+// at a time), row strides 1 to 3. check_case runs every configuration, both run counts included, against
+// the default's bits. Planes below two runs keep the other kernels.
+void pointwise_split(Variant variant) {
   Runtime& rt = runtime_for(variant);
   std::mt19937 rng(31);
   const bool cpu_default = detail::float_conv_lanes_by_default(rt.state()->profile);
   const auto conv = [&](const std::string& op, const Dims& x, const Dims& w, Attributes a) {
     return conv_case(rng, op, x, w, std::move(a));
   };
-  for (const auto& [op, x, w] :
-       {std::tuple<const char*, Dims, Dims>{"Convolution", {1, 5, 4, 8}, {7, 5, 1, 1}},
-        {"Convolution", {2, 3, 3, 11}, {6, 3, 1, 1}},
-        {"Convolution", {1, 17, 7, 7}, {13, 17, 1, 1}},
-        {"Convolution", {2, 9, 5, 20}, {1, 9, 1, 1}},
-        {"Convolution", {1, 1, 8, 4}, {5, 1, 1, 1}},
-        {"GroupConvolution", {2, 12, 6, 9}, {3, 5, 4, 1, 1}}}) {
-    const Case c = conv(op, x, w, {});
+  const V s1 = {1, 1}, s2 = {2, 2};
+  for (const auto& [op, x, w, strides] :
+       {std::tuple<const char*, Dims, Dims, V>{"Convolution", {1, 5, 4, 8}, {7, 5, 1, 1}, s1},
+        {"Convolution", {2, 3, 3, 11}, {6, 3, 1, 1}, s1},
+        {"Convolution", {1, 17, 7, 7}, {13, 17, 1, 1}, s1},
+        {"Convolution", {2, 9, 5, 20}, {1, 9, 1, 1}, s1},
+        {"Convolution", {1, 1, 8, 4}, {5, 1, 1, 1}, s1},
+        {"GroupConvolution", {2, 12, 6, 9}, {3, 5, 4, 1, 1}, s1},
+        {"Convolution", {2, 7, 9, 40}, {13, 7, 1, 1}, s2},      // 5 x 20: vectors of 16, the last overlapping
+        {"Convolution", {1, 3, 9, 16}, {6, 3, 1, 1}, V{3, 1}},  // 3 x 16: one whole vector per row
+        {"Convolution", {1, 6, 13, 29}, {7, 6, 1, 1}, s2},      // 7 x 15: vectors of 8, W = 2 * OW - 1
+        {"Convolution", {1, 5, 8, 8}, {7, 5, 1, 1}, V{2, 1}},   // 4 x 8: one vector of 8 per row
+        {"Convolution", {1, 5, 8, 8}, {7, 5, 1, 1}, V{1, 2}},   // 8 x 4: one column at a time
+        {"Convolution", {1, 5, 14, 14}, {5, 5, 1, 1}, s2},      // 7 x 7, as a ResNet's last shortcut
+        {"Convolution", {1, 4, 20, 24}, {6, 4, 1, 1}, V{3, 3}},         // 7 x 8 at a column stride of 3
+        {"GroupConvolution", {2, 12, 10, 33}, {3, 5, 4, 1, 1}, s2}}) {  // 5 x 17
+    const Case c = conv(op, x, w, {{"strides", strides}});
     check_case(rt, c);
     INFO(c.describe());
     const std::string planned = Model(rt, c.graph).plan().steps[0].description;
     CHECK((planned.find("convolution_1x1_split") != std::string::npos) == cpu_default);
+    if (cpu_default) CHECK((planned.find("strided pixels") != std::string::npos) == (strides != s1));
   }
   for (const auto& [x, a] : {std::pair<Dims, Attributes>{{1, 5, 5, 6}, {}},
-                             {{1, 5, 8, 8}, {{"strides", V{2, 1}}}},
-                             {{1, 5, 8, 8}, {{"strides", V{1, 2}}}}}) {
+                             {{1, 5, 8, 8}, {{"strides", s2}}},
+                             {{1, 5, 7, 13}, {{"strides", s2}}}}) {
     const Case c = conv("Convolution", x, {7, 5, 1, 1}, a);
     check_case(rt, c);
     INFO(c.describe());
@@ -346,11 +359,13 @@ TEST_CASE("float convolution family: the networks' layer shapes (local)", "[loca
 TEST_CASE("float convolution family: the networks' layer shapes (global)", "[global]") {
   network_shapes(Variant::Global);
 }
-TEST_CASE("float convolution: 1x1 at stride 1 on the input plane in place (local)", "[local]") {
-  pointwise_in_place(Variant::Local);
+TEST_CASE("float convolution: 1x1 with positions in lanes, on the plane or a strided copy (local)",
+          "[local]") {
+  pointwise_split(Variant::Local);
 }
-TEST_CASE("float convolution: 1x1 at stride 1 on the input plane in place (global)", "[global]") {
-  pointwise_in_place(Variant::Global);
+TEST_CASE("float convolution: 1x1 with positions in lanes, on the plane or a strided copy (global)",
+          "[global]") {
+  pointwise_split(Variant::Global);
 }
 // An infinite weight: a tap over the pad adds nothing in the reference, but inf * 0 is NaN, so the kernel
 // that reads a zero-padded copy of the input may not run it, neither by default nor from the tuning table;

@@ -176,13 +176,13 @@ void float_convolution_candidates(Variant variant) {
     const Graph g = random_convolution(rng);
     const auto& a = g.nodes[0].attributes;
     const bool pads = std::get<std::vector<std::int64_t>>(a.at("pads_begin"))[0] > 0;
-    const bool unit_stride = std::get<std::vector<std::int64_t>>(a.at("strides"))[0] == 1;
+    const auto& strides = std::get<std::vector<std::int64_t>>(a.at("strides"));
     const Dims& x = g.inputs[0].dims;
     if (g.constants.at("w").dims[2] > 1 || pads) {
       ++windowed;
       ++with_split;
-    } else if (unit_stride && x[2] * x[3] >= 32) {
-      ++with_split;  // a 1x1 window at stride 1 on a plane of two runs of 16 positions: on the plane itself
+    } else if (((x[2] - 1) / strides[0] + 1) * ((x[3] - 1) / strides[1] + 1) >= 32) {
+      ++with_split;  // a 1x1 window on an output plane of two runs of 16 positions: on the plane or a copy
     }
     INFO("input " << to_string(g.inputs[0].dims) << " weights " << to_string(g.constants.at("w").dims));
     std::map<std::string, Tensor> inputs{{"x", random_input(g.inputs[0].dims, rng)}};
@@ -193,8 +193,8 @@ void float_convolution_candidates(Variant variant) {
   }
   // Three kernel configurations (tiles of 8 and 16 columns, channels in lanes) at each work-group size, and
   // columns in lanes on the input's phase-split copy (windows other than 1x1 without pads) or positions in
-  // lanes on the plane itself (1x1 without pads at stride 1 on 32 positions or more), one or two output rows
-  // or runs per work-item.
+  // lanes (1x1 without pads on an output plane of 32 positions or more: on the plane itself at stride 1, else
+  // on a copy of the strided pixels), one or two output rows or runs per work-item.
   const detail::RuntimeState& s = *rt.state();
   const std::size_t sizes =
       detail::linear_work_group_candidates(TuneSearch::Exhaustive,

@@ -200,6 +200,12 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
   // block overlaps the one before it).
   for (const Dims& dims : {Dims{1, 3, 9, 80}, Dims{2, 3, 14, 14}, Dims{1, 3, 5, 5}, Dims{2, 3, 1, 19}})
     pointwise_case(dims, 2, {"cols=8", "cols=16", "lanes=6", "cols=8 wg=64"});
+  // Output planes of 32 positions or more at stride 2 also run the positions kernel on a copy of the
+  // strided pixels (pointwise_sample): 40-wide output rows (vectors of 16, the last overlapping), 15-wide
+  // ones from 29 columns (vectors of 8, the last load ending on the last column read) and 7-wide ones in a
+  // batch of 2 (one column at a time).
+  for (const Dims& dims : {Dims{1, 3, 9, 80}, Dims{1, 3, 9, 29}, Dims{2, 3, 14, 14}})
+    pointwise_case(dims, 2, {"split=16", "split=16 rows=2"});
   // At stride 1 the split configurations read the plane in place (convolution_1x1_split, the default on CPU
   // devices: 6 channels x one or two runs of 16 positions, 19 channels ending in a block of one): planes of
   // exactly two runs (32 positions), one position more (the last block overlapping the one before it by 15
