@@ -605,7 +605,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void phase_split(
 // the last N overlapping the ones before); at 2, the even lanes of one load and the odd lanes of the next,
 // started a column early, so that no load passes the row's last column read (2 * OW - 2). Narrower rows and
 // larger strides one column at a time. `total` = planes. PoCL (AVX-512) ran a ResNet-18's three copies in
-// 0.055 ms with a work-item per plane, 0.07 ms with one per output row.
+// 0.05-0.06 ms with a work-item per plane, 0.07-0.08 ms with one per output row (each paying the set-up).
 #define SAMPLE_ROW(N, STRIDE2_STORE)          \
   for (int q = 0; q < OW; q += N) {           \
     const int q0 = min(q, OW - N);            \
@@ -739,8 +739,8 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1
 // ---- convolution_1x1_split: pointwise convolutions on CPU devices, positions as vector lanes
 // convolution_split's form for a 1x1 window without pads, whose input plane at stride 1 is already the
 // contiguous run of values that kernel's copy provides (at a stride, x is pointwise_sample's copy of the
-// pixels read, the same run): each work-item computes SPLIT_CHANNELS (6) output
-// channels of one group x `runs` (1 or 2, a constant in each kernel) runs of 16 consecutive positions of
+// pixels read, the same run): each work-item computes SPLIT_CHANNELS (6) output channels of one group x
+// `runs` (1 or 2, a constant in each kernel) runs of 16 consecutive positions of
 // the plane (P = OH*OW, across row ends; the plane's last block overlaps the one before it, its overlap
 // computed again and not stored). Per input channel one vector load of 16 positions per run and 6
 // broadcast weights (weights [G][ceil(Og/6)][Cg][6], zero past Og) feed 6 x runs FMAs, and each channel

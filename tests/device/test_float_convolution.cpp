@@ -212,8 +212,11 @@ void network_shapes(Variant variant) {
   CHECK_THAT(Model(rt, pointwise.graph).plan().steps[0].description,
              Catch::Matchers::Contains("convolution_1x1"));
   check_case(rt, conv("Convolution", {1, 24, 14, 14}, {48, 24, 1, 1}, {{"strides", V{2, 2}}}));
-  // 1x1 windows without pads at a stride run the pointwise kernel too: at stride 2 a tile inside one output
-  // row reads one run of the input row, the others (across row ends, other strides) gather their pixels;
+  // 1x1 windows without pads at a stride, run by default (CPU devices: the positions kernel on a copy of the
+  // strided pixels where the output plane holds 32 positions or more, else 16 channels in lanes; GPUs: the
+  // pointwise tiles) and in every other configuration (check_case): a tile inside one output row at stride 2
+  // reads one run of the input row, the others (across row ends, other strides) gather their pixels; the
+  // copy takes rows of 16 or more, 8 to 15 and fewer at column strides 1 to 3, the last vector overlapping;
   // odd and even widths, planes narrower than a tile, groups.
   for (const V& s : {V{2, 2}, V{1, 2}, V{2, 1}, V{3, 2}, V{2, 3}}) {
     for (const std::int64_t W : {7, 14, 28, 9, 50}) {
@@ -277,10 +280,11 @@ void network_shapes(Variant variant) {
 // input plane itself, at a stride on a copy of the pixels the window reads (pointwise_sample). Planes of
 // exactly two runs, one position more (the last block overlapping the one before it), 49 and 100
 // positions, output channels around the 6-channel blocks (1, 5, 6, 7, 13), groups, batches of 2. The
-// strided ones take every copy path: rows of 16 columns or more at stride 1 or 2 in the row (whole and
-// overlapping vectors of 16), of 8 to 15 (vectors of 8), narrower rows and a column stride of 3 (one column
-// at a time), row strides 1 to 3. check_case runs every configuration, both run counts included, against
-// the default's bits. Planes below two runs keep the other kernels.
+// strided ones take every copy path: rows of 16 columns or more (at stride 2 whole and overlapping vectors
+// of 16, at a column stride of 1 whole ones), of 8 to 15 (vectors of 8), narrower rows and a column stride
+// of 3 (one column at a time), row strides 1 to 3 (network_shapes adds overlapping vectors at a column
+// stride of 1). check_case runs every configuration, both run counts included, against the default's bits.
+// Planes below two runs keep the other kernels.
 void pointwise_split(Variant variant) {
   Runtime& rt = runtime_for(variant);
   std::mt19937 rng(31);

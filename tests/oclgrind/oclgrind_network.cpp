@@ -159,21 +159,19 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       }
     }
   }
-  // A 1x1 convolution of 3 to 19 channels at `stride`, as the default runs it and in each configuration
+  // A 1x1 convolution of 3 to 19 channels at `strides`, as the default runs it and in each configuration
   // named (set through the tuning table). Exact, as the convolutions above.
-  const auto pointwise_case = [&](const Dims& dims, std::int64_t stride,
+  const auto pointwise_case = [&](const Dims& dims, const Ints& strides,
                                   const std::vector<std::string>& configs) {
     Graph pointwise;
     std::vector<float> weights(19 * 3);
     for (float& v : weights) v = static_cast<float>(rng.uniform(-4, 4)) * 0.125f;
     pointwise.constants["w"] = Constant::f32({19, 3, 1, 1}, weights);
-    pointwise.nodes.push_back(Node{"conv",
-                                   "Convolution",
-                                   {"x", "w"},
-                                   {"y"},
-                                   {{"strides", Ints{stride, stride}}, {"dilations", Ints{1, 1}}}});
-    const std::string what = to_string(variant) + ": 1x1 convolution at stride " + std::to_string(stride) +
-                             " on " + to_string(dims);
+    pointwise.nodes.push_back(
+        Node{"conv", "Convolution", {"x", "w"}, {"y"}, {{"strides", strides}, {"dilations", Ints{1, 1}}}});
+    const std::string what = to_string(variant) + ": 1x1 convolution at strides " +
+                             std::to_string(strides[0]) + "x" + std::to_string(strides[1]) + " on " +
+                             to_string(dims);
     failures += check_one_node(kept, rt, rng, pointwise, dims, 0.0f, what);
     Graph probe = pointwise;
     probe.inputs = {{"x", dims}};
@@ -197,21 +195,29 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
   // plane narrower than a tile). The 1x19 input plane is no larger than the 19 output channels, so its lanes
   // blocks (two of positions) go position blocks first; the others channel blocks first. Configurations: 8x8
   // or 8x16 tiles (convolution_1x1), 16 channels in lanes x 6 positions (convolution_1x1_lanes, whose last
-  // block overlaps the one before it).
-  for (const Dims& dims : {Dims{1, 3, 9, 80}, Dims{2, 3, 14, 14}, Dims{1, 3, 5, 5}, Dims{2, 3, 1, 19}})
-    pointwise_case(dims, 2, {"cols=8", "cols=16", "lanes=6", "cols=8 wg=64"});
-  // Output planes of 32 positions or more at stride 2 also run the positions kernel on a copy of the
-  // strided pixels (pointwise_sample): 40-wide output rows (vectors of 16, the last overlapping), 15-wide
-  // ones from 29 columns (vectors of 8, the last load ending on the last column read) and 7-wide ones in a
-  // batch of 2 (one column at a time).
-  for (const Dims& dims : {Dims{1, 3, 9, 80}, Dims{1, 3, 9, 29}, Dims{2, 3, 14, 14}})
-    pointwise_case(dims, 2, {"split=16", "split=16 rows=2"});
+  // block overlaps the one before it), and on output planes of 32 positions or more the positions kernel on
+  // a copy of the strided pixels (pointwise_sample; split=16): 40-wide output rows as vectors of 16, the last
+  // overlapping, and 7-wide ones in a batch of 2, one column at a time.
+  const Ints s2 = {2, 2};
+  const std::vector<std::string> strided = {"cols=8", "cols=16", "lanes=6", "cols=8 wg=64"};
+  std::vector<std::string> strided_split = strided;
+  strided_split.insert(strided_split.end(), {"split=16", "split=16 rows=2"});
+  for (const Dims& dims : {Dims{1, 3, 9, 80}, Dims{2, 3, 14, 14}}) pointwise_case(dims, s2, strided_split);
+  for (const Dims& dims : {Dims{1, 3, 5, 5}, Dims{2, 3, 1, 19}}) pointwise_case(dims, s2, strided);
+  // The copy's loads at their limit: rows of 2 * OW - 1 columns, whose last load at stride 2 ends on the
+  // last column (vectors of 16 from 79 columns, of 8 from 29); at a row stride of 2 and a column stride of 1,
+  // whole rows as vectors of 16 and of 8, the last overlapping (20 and 11 columns).
+  for (const auto& [dims, strides] : {std::pair<Dims, Ints>{{1, 3, 9, 79}, s2},
+                                      {{1, 3, 9, 29}, s2},
+                                      {{1, 3, 7, 20}, {2, 1}},
+                                      {{1, 3, 9, 11}, {2, 1}}})
+    pointwise_case(dims, strides, {"split=16", "split=16 rows=2"});
   // At stride 1 the split configurations read the plane in place (convolution_1x1_split, the default on CPU
   // devices: 6 channels x one or two runs of 16 positions, 19 channels ending in a block of one): planes of
   // exactly two runs (32 positions), one position more (the last block overlapping the one before it by 15
   // or 31) and 49 positions in a batch of 2.
   for (const Dims& dims : {Dims{1, 3, 4, 8}, Dims{1, 3, 3, 11}, Dims{2, 3, 7, 7}})
-    pointwise_case(dims, 1, {"split=16", "split=16 rows=2", "lanes=6", "cols=8"});
+    pointwise_case(dims, {1, 1}, {"split=16", "split=16 rows=2", "lanes=6", "cols=8"});
   // A binary convolution whose batch-norm and residual Add run in its epilogue (pad_value 0: the pad fold),
   // on 20-wide rows (the Global variant's blocks of 4 columns lie in one row: xnor_gemm_fused_runs) and
   // 17-wide ones (blocks across rows and, at 102 positions per image, across images: the general store).
