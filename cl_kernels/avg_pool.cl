@@ -47,13 +47,16 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32(
 // Whether every tap of a run's windows loads as whole vectors: stride 1 or 2 and the windows of the run's
 // `lanes` outputs inside the row. A run of a row narrower than POOL_RUN has spare lanes whose loads read on
 // into the next rows (their sums are not stored): allowed while those loads stay inside the tensor of
-// `planes` planes of H x W.
+// total / per_plane planes of H x W (`total` work-items, per_plane to a plane), divided only for such runs
+// (as binary_maxpool.cl's).
 inline bool whole_vector_taps(const long ix0, const int KW, const int stride_x, const int W, const int lanes,
-                              const int plane, const int H, const int y_hi, const int planes) {
+                              const int plane, const int H, const int y_hi, const int total,
+                              const int per_plane) {
   if ((stride_x != 1 && stride_x != 2) || ix0 < 0 || ix0 + (KW - 1) + (long)(lanes - 1) * stride_x >= W)
     return false;
+  if (lanes == POOL_RUN) return true;
   const long last_read = ((long)plane * H + (y_hi - 1)) * W + ix0 + (KW - 1) + (long)(POOL_RUN - 1) * stride_x;
-  return lanes == POOL_RUN || last_read < (long)planes * H * W;
+  return last_read < (long)(total / per_plane) * H * W;
 }
 
 // The POOL_RUN values of one window tap for the run's lanes (columns first + j * stride_x of `line`; 0 where a
@@ -92,7 +95,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void avg_pool_f32_
   float16 sum = (float16)(0.0f);
   int16 taps = (int16)(0);
   // Whether every tap loads whole vectors, as in maxpool_f32_runs (binary_maxpool.cl).
-  const bool inside = whole_vector_taps(ix0, KW, stride_x, W, lanes, plane, H, y_hi, total / (OH * runs));
+  const bool inside = whole_vector_taps(ix0, KW, stride_x, W, lanes, plane, H, y_hi, total, OH * runs);
   for (int iy = y_lo; iy < y_hi; ++iy) {
     __global const float* line = in + ((ulong)plane * (ulong)H + (ulong)iy) * (ulong)W;
     if (inside && stride_x == 1) {
