@@ -37,8 +37,8 @@
 // first `skip` lanes are that run's outputs, computed again and not stored), so that it too loads whole
 // vectors. The first run of a row cut by the left pad starts at the first output whose windows lie right of
 // the pad (`lead`, when that is at most 4 outputs and another run follows) and computes the outputs before it
-// one by one, so that its own windows load without checks too (the division only in a row's first run).
-// Needs `run`, `runs`, OW, stride_x, pad_left.
+// one by one, so that its own windows load without checks too (the division only where a row's first run is
+// cut by the left pad and another run follows). Needs `run`, `runs`, OW, stride_x, pad_left.
 #define RUN_PLACEMENT                                                                                  \
   int lead = 0;                                                                                        \
   if (run == 0 && runs > 1 && pad_left > 0) {                                                          \
@@ -129,8 +129,9 @@ inline uint16 order_keys(uint16 u) {
 // `lanes` outputs inside the row. A run of a row narrower than POOL_RUN has spare lanes whose loads read on
 // into the next rows (their maxima are not stored): allowed while those loads stay inside the tensor of
 // total / per_plane planes of H x W (`total` work-items, per_plane to a plane). That division, and the lead's
-// in RUN_PLACEMENT, are worked out only for the runs that need them: PoCL repeats a work-item's set-up for
-// each run, and without them a 64x112x112 3x3/2 max-pool took 0-8% less time (AVX-512, in one process).
+// in RUN_PLACEMENT, are worked out only for the runs that use them: they are the same in every work-item,
+// but they follow its early return, so PoCL's work-item loop computed them again for each run (without them
+// a 64x112x112 3x3/2 max-pool took 0-8% less time, AVX-512, in one process).
 inline bool whole_vector_taps(const long ix0, const int KW, const int stride_x, const int W, const int lanes,
                               const int plane, const int H, const int y_hi, const int total,
                               const int per_plane) {
