@@ -740,16 +740,16 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_1
 // convolution_split's form for a 1x1 window without pads, whose input plane at stride 1 is already the
 // contiguous run of values that kernel's copy provides (at a stride, x is pointwise_sample's copy of the
 // pixels read, the same run): each work-item computes SPLIT_CHANNELS (6) output channels of one group x
-// `runs` (1 or 2, a constant in each kernel) runs of 16 consecutive positions of
-// the plane (P = OH*OW, across row ends; the plane's last block overlaps the one before it, its overlap
-// computed again and not stored). Per input channel one vector load of 16 positions per run and 6
-// broadcast weights (weights [G][ceil(Og/6)][Cg][6], zero past Og) feed 6 x runs FMAs, and each channel
-// leaves as whole vectors. convolution_1x1_lanes broadcasts one input value per position instead: 7 loads
-// for 6 FMAs, each input line used for 6 positions, and its stores scatter single values over 16 planes.
-// Sums in the same order (c, one fma each), so the same results. Work-items: a block's neighbours are its
-// group's other channel blocks, which read the same input lines while they are in cache. The host takes this
-// kernel only where P >= 16 x runs. The taps and stores are convolution_split's (SPLIT_TAPS, SPLIT_STORES),
-// with `rows` counting runs of positions.
+// `runs` (1 or 2, a constant in each kernel) runs of 16 consecutive positions of the plane (P = OH*OW, across
+// row ends; the plane's last block overlaps the one before it, its overlap computed again and not stored).
+// Per input channel one vector load of 16 positions per run and 6 broadcast weights (weights
+// [G][ceil(Og/6)][Cg][6], zero past Og) feed 6 x runs FMAs, and each channel leaves as whole vectors.
+// convolution_1x1_lanes broadcasts one input value per position instead: 7 loads for 6 FMAs, each input line
+// used for 6 positions, and its stores scatter single values over 16 planes. Sums in the same order (c, one
+// fma each), so the same results. Work-items: a block's neighbours are its group's other channel blocks,
+// which read the same input lines while they are in cache. The host takes this kernel only where P >= 16 x
+// runs. The taps and stores are convolution_split's (SPLIT_TAPS, SPLIT_STORES), with `rows` counting runs of
+// positions.
 // The body of both kernels. No restrict on its parameters (Oclgrind 21.10 cannot run an inlined function's
 // restrict pointers).
 static inline void convolution_1x1_split_body(__global const float* x, __global const float* w,

@@ -284,12 +284,11 @@ namespace {
 
 // A float convolution's configuration as the tuning table holds it: "cols=C wg=W" (tiles of 8 channels x C
 // columns), "lanes=6 wg=W" (16 channels in vector lanes x 6 columns) or "split=16 wg=W" (6 channels x 16
-// columns in vector lanes on a padded, phase-split copy of the input, or x 16 positions for a 1x1 window,
-// on the plane itself at stride 1 or on a copy of the strided pixels; "split=16 rows=2 wg=W": two output
-// rows, or runs of positions, per
-// work-item), the kernel and the work-group size searched together (one step, one time: two
-// classes changing at once could not tell their effects apart). An entry without wg (an older file) keeps
-// the program's work-group size.
+// columns in vector lanes on a padded, phase-split copy of the input, or x 16 positions for a 1x1 window, on
+// the plane itself at stride 1 or on a copy of the strided pixels; "split=16 rows=2 wg=W": two output rows,
+// or runs of positions, per work-item), the kernel and the work-group size searched together (one step, one
+// time: two classes changing at once could not tell their effects apart). An entry without wg (an older file)
+// keeps the program's work-group size.
 struct ConvConfig {
   FloatConvKernel kernel = FloatConvKernel::Tiles;
   int columns = detail::kFloatConvColumns;  // the tiles' or the lanes'

@@ -109,18 +109,18 @@ constexpr int kFloatConvSplitColumns = 16;
 // vectorize what a kernel body spells as vectors. Windowed shapes run convolution_split where it may run
 // (finite weights: output columns in the lanes, the pads in a copy of the input, so no block checks bounds
 // and no row's last block is mostly empty), else convolution_lanes (16 output channels in the lanes); 1x1
-// shapes without pads convolution_1x1_split on output planes of 32 positions or more (positions in the
-// lanes: one vector load of a channel's 16 inputs where the lanes kernel broadcasts 6 values from their own
-// line, and whole-vector stores; PoCL, AVX-512, in one process: Bi-Real Net-18's 1x1 steps 1.6-2.1x as fast
-// at 28x28, 1.4-1.5x at 14x14, 1.1x at 7x7; at a stride on a copy of the strided pixels, a binary
-// ResNet-18's three 1x1/2 shortcuts 1.28-1.37x as fast together, 1.07-1.58x apiece, the copies included;
-// AVX2 not measured), else convolution_1x1_lanes. PoCL (AVX2): convolution_lanes ran the 7x7/2 stem about
-// 20% faster than 8x8 tiles and 3x3 layers 1.3x at 64x56x56
-// to 2.5x at 512x7x7; convolution_split, copy included, the float32 twin of the binary ResNet-18's 3x3
-// layers 1.05-1.13x faster than convolution_lanes at 56x56, 1.27x at 28x28, 2.1x at 14x14, 1.5x at 7x7, the
-// stem about 1.07x (the twin's device time 88.6/86.7 -> 64.6/67.6 ms); convolution_1x1_lanes a binary
-// ResNet-18's 1x1/2 shortcuts 1.3-1.9x, most where the tiles gathered their pixels, Bi-Real Net-18's 1x1 ones
-// up to 1.3x. GPUs keep the tiles: 96 float accumulators per work-item would cost them occupancy.
+// shapes without pads convolution_1x1_split on output planes of 32 positions or more (positions in the lanes:
+// one vector load of a channel's 16 inputs where the lanes kernel broadcasts 6 values from their own line,
+// and whole-vector stores; PoCL, AVX-512, in one process: Bi-Real Net-18's 1x1 steps 1.6-2.1x as fast at
+// 28x28, 1.4-1.5x at 14x14, 1.1x at 7x7; at a stride on a copy of the strided pixels, a binary ResNet-18's
+// three 1x1/2 shortcuts 1.28-1.37x as fast together, 1.07-1.58x apiece, the copies included; AVX2 not
+// measured), else convolution_1x1_lanes. PoCL (AVX2): convolution_lanes ran the 7x7/2 stem about 20% faster
+// than 8x8 tiles and 3x3 layers 1.3x at 64x56x56 to 2.5x at 512x7x7; convolution_split, copy included, the
+// float32 twin of the binary ResNet-18's 3x3 layers 1.05-1.13x faster than convolution_lanes at 56x56, 1.27x
+// at 28x28, 2.1x at 14x14, 1.5x at 7x7, the stem about 1.07x (the twin's device time 88.6/86.7 -> 64.6/67.6
+// ms); convolution_1x1_lanes a binary ResNet-18's 1x1/2 shortcuts 1.3-1.9x, most where the tiles gathered
+// their pixels, Bi-Real Net-18's 1x1 ones up to 1.3x. GPUs keep the tiles: 96 float accumulators per
+// work-item would cost them occupancy.
 bool float_conv_lanes_by_default(const DeviceProfile& profile);
 // Output rows per work-item of convolution_split by default (2: convolution_split_rows2), and likewise runs
 // of 16 positions per work-item of convolution_1x1_split (2: convolution_1x1_split_runs2): 2 on CPU
