@@ -211,11 +211,15 @@ static inline word8_t popcount8_native(const word8_t x) {
 
 // The fused GEMMs' Global block: first column p0 and channel o0, acc summed over K (steps_k = 0 for a block
 // in the tile padding, which stores nothing; it does not return, so that every work-item reaches the fused
-// packing's barrier).
-#define FUSED_GLOBAL_BLOCK                                          \
-  const int p0 = (int)get_global_id(0) * TN;                        \
+// packing's barrier). p0_of places the block that starts at p_start: as it is (xnor_gemm_fused), or with
+// the last block moved left to end at P, overlapping the one before it (xnor_gemm_fused_runs, see there).
+#define FIRST_COLUMN_AS_IS(p) (p)
+#define LAST_BLOCK_OVERLAPS(p) min((p), P - TN)
+#define FUSED_GLOBAL_BLOCK(p0_of)                                   \
+  const int p_start = (int)get_global_id(0) * TN;                   \
+  const int p0 = p0_of(p_start);                                    \
   const int o0 = (int)get_global_id(1) * TM;                        \
-  const int steps_k = (p0 < P && o0 < M) ? Kw : 0;                  \
+  const int steps_k = (p_start < P && o0 < M) ? Kw : 0;             \
   __global const word_t* fp = filters + o0;                         \
   __global const word_t* pp = patches + p0;                         \
   ACCUMULATE_GLOBAL(steps_k);
@@ -598,7 +602,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
   const int group_o0 = (int)get_group_id(1) * TILE_M;
 
 #if LOCAL_VARIANT == 0
-  FUSED_GLOBAL_BLOCK
+  FUSED_GLOBAL_BLOCK(FIRST_COLUMN_AS_IS)
   const int o_first = o0, o_step = 1, p_first = p0, p_step = 1;
 #if TN % 4 == 0
   ulong first;
@@ -718,17 +722,21 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 
 #if LOCAL_VARIANT == 0 && TN % 4 == 0
 // xnor_gemm_fused for layers whose every block is a run (the Global variant's usual block, see image_run):
-// the host picks it where a chunk's positions per image are a multiple of TN (so no block crosses an image or
-// ends past P) and the output is floats only (modes 0, 1 and 3, no also_packed). Same arguments, same
-// accumulation and the same run epilogue, so the same bits; without xnor_gemm_fused's column-by-column
+// the host picks it where the output is floats only (modes 0, 1 and 3, no also_packed) and either a chunk's
+// positions per image are a multiple of TN (no block crosses an image or ends past P) or the chunk holds one
+// image of at least TN positions. Then the block that would end past P starts at P - TN instead, so that it
+// too is a whole run; the columns it shares with the block before it are computed and stored by both, the
+// same values (the same sums in the same order, the same epilogue). Same arguments, same accumulation and
+// the same run epilogue as xnor_gemm_fused, so the same bits; without xnor_gemm_fused's column-by-column
 // path in the same function PoCL compiles the run path alone into faster code (the GEMM of a stage-1 step of
-// Bi-Real Net-18, whose K is only 9 words, 10% faster; 5-6% at stages 2 and 3).
+// Bi-Real Net-18, whose K is only 9 words, 10% faster; 5-6% at stages 2 and 3; the 14x14 and 7x7 layers,
+// whose 196 and 49 positions are no multiple of 8, 1-13% since they run here too).
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused_runs(
     FUSED_GEMM_PARAMETERS) {
   count_t acc[TM][TN];
   ZERO_ACCUMULATORS(acc)
   PAD_FOLD_FROM_ARGUMENTS(fold);
-  FUSED_GLOBAL_BLOCK
+  FUSED_GLOBAL_BLOCK(LAST_BLOCK_OVERLAPS)
   ulong first;
   int cls[TN], folds;
   if (steps_k > 0 && image_run(p0, per_image, M, n0, OHW, row_offset, correct, &fold, &first, cls, &folds))

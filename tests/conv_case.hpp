@@ -375,8 +375,9 @@ inline void random_scale_bias(Rng& rng, std::int64_t channels, std::vector<float
 // The fused GEMM (the one with an output epilogue) that a layer's plan names, derived here from the plan and
 // shapes rather than asked from the library: the Global variant runs xnor_gemm_fused_runs where each
 // work-item's tn columns are one run of an image's output positions (tn a multiple of 4 dividing the
-// positions per image) and the output is floats; otherwise xnor_gemm_fused. A layer split into chunks of
-// output rows is not predicted here (the rows per chunk are the planner's): either name.
+// positions per image, or a batch of one image of at least tn positions, whose last block overlaps the one
+// before it) and the output is floats; otherwise xnor_gemm_fused. A layer split into chunks of output rows
+// is not predicted here (the rows per chunk are the planner's): either name.
 inline bool is_fused_gemm_kernel(const std::string& kernel) {
   return kernel == "xnor_gemm_fused" || kernel == "xnor_gemm_fused_runs";
 }
@@ -387,8 +388,9 @@ inline std::string fused_gemm_kernel(const BinaryConvolution& conv) {
   const int tn = at == std::string::npos ? 0 : std::stoi(p.configuration.substr(at + 3));
   const Shape out = conv.output_shape();
   const bool floats = p.output.rfind("packed", 0) != 0;
-  const bool runs =
-      p.variant == Variant::Global && tn > 0 && tn % 4 == 0 && (out[2] * out[3]) % tn == 0 && floats;
+  const std::int64_t per_image = out[2] * out[3];
+  const bool whole_blocks = tn > 0 && (per_image % tn == 0 || (out[0] == 1 && per_image >= tn));
+  const bool runs = p.variant == Variant::Global && tn > 0 && tn % 4 == 0 && whole_blocks && floats;
   return runs ? "xnor_gemm_fused_runs" : "xnor_gemm_fused";
 }
 

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/model_access.hpp"
@@ -220,9 +221,11 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
     pointwise_case(dims, {1, 1}, {"split=16", "split=16 rows=2", "lanes=6", "cols=8"});
   // A binary convolution whose batch-norm and residual Add run in its epilogue (pad_value 0: the pad fold),
   // on 20-wide rows (the Global variant's blocks of 4 columns lie in one row: xnor_gemm_fused_runs) and
-  // 17-wide ones (blocks across rows and, at 102 positions per image, across images: the general store).
+  // 17-wide ones (blocks across rows and, at 102 positions per image, across images in a batch of 2: the
+  // general store; in a batch of 1 the runs kernel again, its last block overlapping the one before it).
   // Exact: integer sums, and scale, bias and inputs are multiples of 1/8.
-  for (const std::int64_t width : {20, 17})
+  for (const auto& [width, batch] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{20, 2}, {17, 2}, {17, 1}})
     for (const double pad_value : {0.0, 1.0}) {
       const std::int64_t C = 5;
       Graph bc;
@@ -247,17 +250,19 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       bc.nodes.push_back(Node{"bn.scale", "Multiply", {"c", "s"}, {"m"}, {}});
       bc.nodes.push_back(Node{"bn.shift", "Add", {"m", "b"}, {"a"}, {}});
       bc.nodes.push_back(Node{"residual", "Add", {"a", "x"}, {"y"}, {}});
-      failures += check_one_node(kept, rt, rng, bc, {2, C, 6, width}, 0.0f,
-                                 to_string(variant) + ": binary convolution, " + std::to_string(width) +
-                                     "-wide rows, pad_value " + std::to_string(static_cast<int>(pad_value)) +
+      const std::string shape = std::to_string(width) + "-wide rows, batch " + std::to_string(batch) +
+                                ", pad_value " + std::to_string(static_cast<int>(pad_value));
+      failures += check_one_node(kept, rt, rng, bc, {batch, C, 6, width}, 0.0f,
+                                 to_string(variant) + ": binary convolution, " + shape +
                                      ", batch-norm and shortcut in its epilogue");
       if (kept.models.back()->plan().steps.size() != 1) {
         std::cout << "FAILED: the binary convolution's epilogue did not take the batch-norm and the Add\n";
         ++failures;
       }
-      // The Global variant's 20-wide rows (120 positions per image) are whole blocks of 4 columns: the
-      // fused GEMM's run-only kernel; everything else the general one.
-      const bool want_runs = variant == Variant::Global && width == 20;
+      // The Global variant's 20-wide rows (120 positions per image) are whole blocks of 4 columns, and one
+      // image's 102 positions whole blocks with the last one overlapping: the fused GEMM's run-only kernel;
+      // everything else the general one.
+      const bool want_runs = variant == Variant::Global && (width == 20 || batch == 1);
       const bool ran_runs =
           kept.models.back()->plan().steps[0].description.find("xnor_gemm_fused_runs") != std::string::npos;
       if (ran_runs != want_runs) {
@@ -268,7 +273,7 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       // popcount; this device's is 4), whose run epilogue stores 8 columns per vector.
       if (variant != Variant::Global) continue;
       Graph probe = bc;
-      probe.inputs = {{"x", {2, C, 6, width}}};
+      probe.inputs = {{"x", {batch, C, 6, width}}};
       probe.outputs = {"y"};
       const std::string config = "wg=8 tm=8 tn=8 kt=8";
       kept.models.push_back(std::make_unique<Model>(rt, probe));
@@ -276,10 +281,9 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       for (const auto& step : detail::ModelAccess::tuning_points(*kept.models.back()))
         for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
       for (const std::string& c : classes) rt.state()->tuning.set(c, config);
-      failures += check_one_node(kept, rt, rng, bc, {2, C, 6, width}, 0.0f,
-                                 to_string(variant) + ": binary convolution, " + std::to_string(width) +
-                                     "-wide rows, pad_value " + std::to_string(static_cast<int>(pad_value)) +
-                                     ", epilogue, " + config);
+      failures +=
+          check_one_node(kept, rt, rng, bc, {batch, C, 6, width}, 0.0f,
+                         to_string(variant) + ": binary convolution, " + shape + ", epilogue, " + config);
       for (const std::string& c : classes) rt.state()->tuning.erase(c);
       const std::string& tuned = kept.models.back()->plan().steps[0].tuning;
       if (classes.empty() || tuned != "tuned " + config) {

@@ -144,8 +144,11 @@ cl::Event XnorGemmLauncher::enqueue(const cl::CommandQueue& queue, const cl::Buf
 }
 
 bool XnorGemmLauncher::all_runs(const LayerDims& d, const Chunk& c, const Epilogue& e) const {
-  return config_.variant == Variant::Global && config_.tn % 4 == 0 &&
-         (std::int64_t(c.rows) * d.OW) % config_.tn == 0 && e.mode != 2 && !e.also_packed;
+  // One image of at least tn positions: the last block overlaps the one before it (see the kernel).
+  const std::int64_t per_image = std::int64_t(c.rows) * d.OW;
+  const bool whole_blocks = per_image % config_.tn == 0 || (c.P == per_image && c.P >= config_.tn);
+  return config_.variant == Variant::Global && config_.tn % 4 == 0 && whole_blocks && e.mode != 2 &&
+         !e.also_packed;
 }
 
 const char* XnorGemmLauncher::fused_kernel_for(const LayerDims& d, const Chunk& c, const Epilogue& e) const {

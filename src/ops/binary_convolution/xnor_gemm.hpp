@@ -67,8 +67,9 @@ class XnorGemmLauncher {
   static const char* fused_kernel_name() { return "xnor_gemm_fused"; }
   static const char* fused_runs_kernel_name() { return "xnor_gemm_fused_runs"; }
   // The kernel enqueue_fused runs for chunk c: xnor_gemm_fused_runs where every block of TN columns is one
-  // run of an image's output row (the Global variant with TN % 4 == 0, a multiple of TN positions per image
-  // in the chunk, float output only), else xnor_gemm_fused.
+  // run of an image's output positions (the Global variant with TN % 4 == 0, float output only, and a
+  // multiple of TN positions per image in the chunk or one image of at least TN positions, whose last block
+  // overlaps the one before it), else xnor_gemm_fused.
   const char* fused_kernel_for(const LayerDims& d, const Chunk& c, const Epilogue& epilogue) const;
   static const char* packed_kernel_name() { return "xnor_gemm_bits"; }
   // Which kernel writes packed output: xnor_gemm_fused (its __local flags, one barrier) where the variant is
