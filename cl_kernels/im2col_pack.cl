@@ -91,6 +91,52 @@ typedef int16 mask16_t;
 #endif
 #define LANES16 (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 
+// Each kernel's scalar arguments, all 32-bit, as one struct passed by value (the host passes them as an array
+// of 32-bit values in the same order): PoCL's launch costs about 0.2 us per kernel argument whatever its
+// type, paid between one kernel's end and the next one's start. The X-macro list of each kernel makes both
+// its struct and, at the kernel's start, one local of the same name per field.
+// clang-format off: one field per X, in the order the host passes them
+#define SCALAR_FIELD(type, name) type name;
+#define SCALAR_LOCAL(type, name) const type name = scalars.name;
+#define IM2COL_PACK_SCALARS(X)                                                                                \
+  X(int, C_IN) X(int, H) X(int, W) X(int, KH) X(int, KW) X(int, stride_y) X(int, stride_x)                    \
+  X(int, dilation_y) X(int, dilation_x) X(int, pad_top) X(int, pad_left) X(int, OW) X(int, K) X(int, n0)      \
+  X(int, oy0) X(int, rows) X(int, P) X(int, P_pad) X(uint, pad_bit)
+typedef struct { IM2COL_PACK_SCALARS(SCALAR_FIELD) } im2col_pack_scalars;
+#define CHANNEL_PACK_SCALARS(X)                                                                               \
+  X(int, C_IN) X(int, H) X(int, W) X(int, Cw) X(int, n0) X(int, iy_first) X(int, iy_count)                    \
+  X(int, runs_per_image) X(int, runs)
+typedef struct { CHANNEL_PACK_SCALARS(SCALAR_FIELD) } channel_pack_scalars;
+#define IM2COL_PACK_WORDS_SCALARS(X)                                                                          \
+  X(int, C_IN) X(int, H) X(int, W) X(int, KW) X(int, stride_y) X(int, stride_x) X(int, dilation_y)            \
+  X(int, dilation_x) X(int, pad_top) X(int, pad_left) X(int, OW) X(int, Cw) X(int, oy0) X(int, rows)          \
+  X(int, iy_first) X(int, iy_count) X(int, P) X(int, P_pad) X(uint, pad_bit) X(int, runs_per_row)             \
+  X(int, runs)
+typedef struct { IM2COL_PACK_WORDS_SCALARS(SCALAR_FIELD) } im2col_pack_words_scalars;
+#define CHANNEL_PACK_PIXEL_SCALARS(X)                                                                         \
+  X(int, C_IN) X(int, H) X(int, W) X(int, Cw) X(int, n0) X(int, iy_first) X(int, iy_count) X(int, pixels)
+typedef struct { CHANNEL_PACK_PIXEL_SCALARS(SCALAR_FIELD) } channel_pack_pixel_scalars;
+#define IM2COL_PACK_WORD_SCALARS(X)                                                                           \
+  X(int, C_IN) X(int, H) X(int, W) X(int, KW) X(int, stride_y) X(int, stride_x) X(int, dilation_y)            \
+  X(int, dilation_x) X(int, pad_top) X(int, pad_left) X(int, OW) X(int, Cw) X(int, oy0) X(int, rows)          \
+  X(int, iy_first) X(int, iy_count) X(int, P) X(int, P_pad) X(uint, pad_bit)
+typedef struct { IM2COL_PACK_WORD_SCALARS(SCALAR_FIELD) } im2col_pack_word_scalars;
+#define ROW_PACK_SCALARS(X)                                                                                   \
+  X(int, C_IN) X(int, H) X(int, W) X(int, Rw) X(int, n0) X(int, iy_first) X(int, iy_count)                    \
+  X(uint, pad_bit)
+typedef struct { ROW_PACK_SCALARS(SCALAR_FIELD) } row_pack_scalars;
+#define IM2COL_PACK_ROWS_SCALARS(X)                                                                           \
+  X(int, C_IN) X(int, H) X(int, KH) X(int, KW) X(int, stride_y) X(int, stride_x) X(int, dilation_y)           \
+  X(int, pad_top) X(int, pad_left) X(int, OW) X(int, Kw) X(int, oy0) X(int, rows) X(int, iy_first)            \
+  X(int, iy_count) X(int, Rw) X(int, P) X(int, P_pad) X(uint, pad_bit) X(int, runs_per_row) X(int, runs)
+typedef struct { IM2COL_PACK_ROWS_SCALARS(SCALAR_FIELD) } im2col_pack_rows_scalars;
+#define IM2COL_PACK_UNITS_SCALARS(X)                                                                          \
+  X(int, C_IN) X(int, H) X(int, W) X(int, KW) X(int, stride_y) X(int, stride_x) X(int, dilation_y)            \
+  X(int, dilation_x) X(int, pad_top) X(int, pad_left) X(int, OW) X(int, Cw) X(int, units) X(int, n0)          \
+  X(int, oy0) X(int, rows) X(int, P) X(int, P_pad) X(uint, pad_bit) X(int, runs_per_row) X(int, runs)
+typedef struct { IM2COL_PACK_UNITS_SCALARS(SCALAR_FIELD) } im2col_pack_units_scalars;
+// clang-format on
+
 // Order key of a float's bit pattern: unsigned order of keys == IEEE order of the values (with -0 == +0).
 // NaN maps to 0, below every non-NaN key (the smallest is key(-inf) = 0x007fffff), so "NaN > t" is false.
 inline uint order_key(uint u) {
@@ -103,68 +149,66 @@ inline uint order_key(uint u) {
 #define LOAD_BITS_F32(ptr, index) ((ptr)[index])
 #define LOAD_BITS_U8(ptr, index) as_uint((float)((ptr)[index]))
 
-#define DEFINE_IM2COL_PACK(NAME, TYPE, LOAD_BITS)                                                              \
-  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
-      __global const TYPE* restrict x, __global word_t* restrict patches, __global const uint* restrict thr_keys, \
-      const int C_IN, const int H, const int W, const int KH, const int KW, const int stride_y,             \
-      const int stride_x, const int dilation_y, const int dilation_x, const int pad_top, const int pad_left,  \
-      const int OW, const int K, const int n0, const int oy0, const int rows, const int P, const int P_pad,    \
-      const uint pad_bit) {                                                                                   \
-    const int p = (int)get_global_id(0);                                                                      \
-    const int w = (int)get_global_id(1);                                                                      \
-    if (p >= P_pad) return;                                                                                   \
-    const ulong out_index = (ulong)w * (ulong)P_pad + (ulong)p;                                               \
-    if (p >= P) {                                                                                             \
-      patches[out_index] = 0;                                                                                \
-      return;                                                                                                 \
-    }                                                                                                         \
+#define DEFINE_IM2COL_PACK(NAME, TYPE, LOAD_BITS)                                                           \
+  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                  \
+      __global const TYPE* restrict x, __global word_t* restrict patches,                                   \
+      __global const uint* restrict thr_keys, const im2col_pack_scalars scalars) {                          \
+    IM2COL_PACK_SCALARS(SCALAR_LOCAL)                                                                       \
+    const int p = (int)get_global_id(0);                                                                    \
+    const int w = (int)get_global_id(1);                                                                    \
+    if (p >= P_pad) return;                                                                                 \
+    const ulong out_index = (ulong)w * (ulong)P_pad + (ulong)p;                                             \
+    if (p >= P) {                                                                                           \
+      patches[out_index] = 0;                                                                               \
+      return;                                                                                               \
+    }                                                                                                       \
     /* Quotient and remainder written out: LLVM's div/rem pairing emits `freeze`, which Oclgrind 21.10's */ \
-    /* uninitialized-value checker cannot execute. */                                                        \
-    const int per_image = rows * OW;                                                                          \
-    const int image = p / per_image;                                                                          \
-    const int r = p - image * per_image;                                                                      \
-    const int n = n0 + image;                                                                                 \
-    const int row = r / OW;                                                                                   \
-    const int oy = oy0 + row;                                                                                 \
-    const int ox = r - row * OW;                                                                              \
-    const long iy0 = (long)oy * stride_y - pad_top;                                                           \
-    const long ix0 = (long)ox * stride_x - pad_left;                                                          \
+    /* uninitialized-value checker cannot execute. */                                                       \
+    const int per_image = rows * OW;                                                                        \
+    const int image = p / per_image;                                                                        \
+    const int r = p - image * per_image;                                                                    \
+    const int n = n0 + image;                                                                               \
+    const int row = r / OW;                                                                                 \
+    const int oy = oy0 + row;                                                                               \
+    const int ox = r - row * OW;                                                                            \
+    const long iy0 = (long)oy * stride_y - pad_top;                                                         \
+    const long ix0 = (long)ox * stride_x - pad_left;                                                        \
     /* Decode k0 = B*w once, then step the counters. */                                                     \
-    const int k0 = w * WORD_BITS;                                                                                    \
-    const int taps = KH * KW;                                                                                 \
-    int c = k0 / taps;                                                                                        \
-    const int rem = k0 - c * taps;                                                                            \
-    int ky = rem / KW;                                                                                        \
-    int kx = rem - ky * KW;                                                                                   \
-    const ulong plane = (ulong)H * (ulong)W;                                                                  \
-    ulong channel_base = ((ulong)n * (ulong)C_IN + (ulong)c) * plane;                                         \
-    uint t_key = thr_keys[c];                                                                                 \
-    const int count = min(WORD_BITS, K - k0);                                                                        \
-    word_t word = 0;                                                                                           \
-    for (int j = 0; j < count; ++j) {                                                                         \
-      const long iy = iy0 + (long)ky * dilation_y;                                                            \
-      const long ix = ix0 + (long)kx * dilation_x;                                                            \
-      uint bit;                                                                                               \
-      if (iy >= 0 && iy < H && ix >= 0 && ix < W) {                                                           \
-        const uint u = LOAD_BITS(x, channel_base + (ulong)iy * (ulong)W + (ulong)ix);                         \
-        bit = order_key(u) > t_key ? 1u : 0u;                                                                 \
-      } else {                                                                                                \
-        bit = pad_bit;                                                                                        \
-      }                                                                                                       \
-      word |= (word_t)bit << j;                                                                                       \
-      if (++kx == KW) {                                                                                       \
-        kx = 0;                                                                                               \
-        if (++ky == KH) {                                                                                     \
-          ky = 0;                                                                                             \
-          if (j + 1 < count) {                                                                                \
-            ++c;                                                                                              \
-            channel_base += plane;                                                                            \
-            t_key = thr_keys[c];                                                                              \
-          }                                                                                                   \
-        }                                                                                                     \
-      }                                                                                                       \
-    }                                                                                                         \
-    patches[out_index] = word;                                                                                \
+    const int k0 = w * WORD_BITS;                                                                           \
+    const int taps = KH * KW;                                                                               \
+    int c = k0 / taps;                                                                                      \
+    const int rem = k0 - c * taps;                                                                          \
+    int ky = rem / KW;                                                                                      \
+    int kx = rem - ky * KW;                                                                                 \
+    const ulong plane = (ulong)H * (ulong)W;                                                                \
+    ulong channel_base = ((ulong)n * (ulong)C_IN + (ulong)c) * plane;                                       \
+    uint t_key = thr_keys[c];                                                                               \
+    const int count = min(WORD_BITS, K - k0);                                                               \
+    word_t word = 0;                                                                                        \
+    for (int j = 0; j < count; ++j) {                                                                       \
+      const long iy = iy0 + (long)ky * dilation_y;                                                          \
+      const long ix = ix0 + (long)kx * dilation_x;                                                          \
+      uint bit;                                                                                             \
+      if (iy >= 0 && iy < H && ix >= 0 && ix < W) {                                                         \
+        const uint u = LOAD_BITS(x, channel_base + (ulong)iy * (ulong)W + (ulong)ix);                       \
+        bit = order_key(u) > t_key ? 1u : 0u;                                                               \
+      } else {                                                                                              \
+        bit = pad_bit;                                                                                      \
+      }                                                                                                     \
+      word |= (word_t)bit << j;                                                                             \
+      if (++kx == KW) {                                                                                     \
+        kx = 0;                                                                                             \
+        if (++ky == KH) {                                                                                   \
+          ky = 0;                                                                                           \
+          if (j + 1 < count) {                                                                              \
+            ++c;                                                                                            \
+            channel_base += plane;                                                                          \
+            t_key = thr_keys[c];                                                                            \
+          }                                                                                                 \
+        }                                                                                                   \
+      }                                                                                                     \
+    }                                                                                                       \
+    patches[out_index] = word;                                                                              \
   }
 
 DEFINE_IM2COL_PACK(im2col_pack_f32, uint, LOAD_BITS_F32)
@@ -198,51 +242,51 @@ inline int16 float_greater16(const uint16 u, const uint t) {
 }
 #define VLOAD_BITS_F32(ptr, index) vload16(0, (ptr) + (index))
 #define VLOAD_BITS_U8(ptr, index) as_uint16(convert_float16(vload16(0, (ptr) + (index))))
-#define DEFINE_CHANNEL_PACK(NAME, TYPE, LOAD_BITS, VLOAD_BITS, GREATER16)                                     \
-  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
-      __global const TYPE* restrict x, __global word_t* restrict packed,                                      \
-      __global const uint* restrict thr_keys, const int C_IN, const int H, const int W, const int Cw,         \
-      const int n0, const int iy_first, const int iy_count, const int runs_per_image, const int runs) {       \
-    const int g = (int)get_global_id(0);                                                                      \
-    const int cw = (int)get_global_id(1);                                                                     \
-    if (g >= runs) return;                                                                                    \
-    const int image = g / runs_per_image;                                                                     \
-    const int r0 = (g - image * runs_per_image) * PACK_RUN;                                                   \
-    const int per_image = iy_count * W;                                                                       \
-    const int n_pixels = min(PACK_RUN, per_image - r0);                                                       \
-    const ulong plane = (ulong)H * (ulong)W;                                                                  \
-    const int c0 = cw * WORD_BITS;                                                                            \
-    const ulong first = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W + \
-                        (ulong)r0;                                                                            \
-    const int count = min(WORD_BITS, C_IN - c0);                                                              \
-    __global word_t* out = packed + ((ulong)image * (ulong)per_image + (ulong)r0) * (ulong)Cw + (ulong)cw;    \
-    if (n_pixels == PACK_RUN) {                                                                               \
-      /* Bits 0..31 of the 16 words in lo, bits 32..63 in hi. */                                              \
-      uint16 lo = (uint16)0u;                                                                                 \
-      uint16 hi = (uint16)0u;                                                                                 \
-      ulong index = first;                                                                                    \
-      const int count_lo = min(count, 32);                                                                    \
-      for (int j = 0; j < count_lo; ++j) {                                                                    \
-        lo |= as_uint16(GREATER16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << j);               \
-        index += plane;                                                                                       \
-      }                                                                                                       \
-      for (int j = 32; j < count; ++j) {                                                                      \
-        hi |= as_uint16(GREATER16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << (j - 32));        \
-        index += plane;                                                                                       \
-      }                                                                                                       \
-      STORE_RUN(out, lo, hi, Cw);                                                                             \
-    } else {                                                                                                  \
-      for (int i = 0; i < n_pixels; ++i) {                                                                    \
-        ulong index = first + (ulong)i;                                                                       \
-        word_t word = 0;                                                                                      \
-        for (int j = 0; j < count; ++j) {                                                                     \
-          const uint u = LOAD_BITS(x, index);                                                                 \
-          word |= (word_t)(order_key(u) > thr_keys[c0 + j] ? 1u : 0u) << j;                                   \
-          index += plane;                                                                                     \
-        }                                                                                                     \
-        out[(ulong)i * (ulong)Cw] = word;                                                                     \
-      }                                                                                                       \
-    }                                                                                                         \
+#define DEFINE_CHANNEL_PACK(NAME, TYPE, LOAD_BITS, VLOAD_BITS, GREATER16)                                  \
+  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                 \
+      __global const TYPE* restrict x, __global word_t* restrict packed,                                   \
+      __global const uint* restrict thr_keys, const channel_pack_scalars scalars) {                        \
+    CHANNEL_PACK_SCALARS(SCALAR_LOCAL)                                                                     \
+    const int g = (int)get_global_id(0);                                                                   \
+    const int cw = (int)get_global_id(1);                                                                  \
+    if (g >= runs) return;                                                                                 \
+    const int image = g / runs_per_image;                                                                  \
+    const int r0 = (g - image * runs_per_image) * PACK_RUN;                                                \
+    const int per_image = iy_count * W;                                                                    \
+    const int n_pixels = min(PACK_RUN, per_image - r0);                                                    \
+    const ulong plane = (ulong)H * (ulong)W;                                                               \
+    const int c0 = cw * WORD_BITS;                                                                         \
+    const ulong first =                                                                                    \
+        ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W + (ulong)r0;  \
+    const int count = min(WORD_BITS, C_IN - c0);                                                           \
+    __global word_t* out = packed + ((ulong)image * (ulong)per_image + (ulong)r0) * (ulong)Cw + (ulong)cw; \
+    if (n_pixels == PACK_RUN) {                                                                            \
+      /* Bits 0..31 of the 16 words in lo, bits 32..63 in hi. */                                           \
+      uint16 lo = (uint16)0u;                                                                              \
+      uint16 hi = (uint16)0u;                                                                              \
+      ulong index = first;                                                                                 \
+      const int count_lo = min(count, 32);                                                                 \
+      for (int j = 0; j < count_lo; ++j) {                                                                 \
+        lo |= as_uint16(GREATER16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << j);            \
+        index += plane;                                                                                    \
+      }                                                                                                    \
+      for (int j = 32; j < count; ++j) {                                                                   \
+        hi |= as_uint16(GREATER16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << (j - 32));     \
+        index += plane;                                                                                    \
+      }                                                                                                    \
+      STORE_RUN(out, lo, hi, Cw);                                                                          \
+    } else {                                                                                               \
+      for (int i = 0; i < n_pixels; ++i) {                                                                 \
+        ulong index = first + (ulong)i;                                                                    \
+        word_t word = 0;                                                                                   \
+        for (int j = 0; j < count; ++j) {                                                                  \
+          const uint u = LOAD_BITS(x, index);                                                              \
+          word |= (word_t)(order_key(u) > thr_keys[c0 + j] ? 1u : 0u) << j;                                \
+          index += plane;                                                                                  \
+        }                                                                                                  \
+        out[(ulong)i * (ulong)Cw] = word;                                                                  \
+      }                                                                                                    \
+    }                                                                                                      \
   }
 
 #if WORD_BITS == 64
@@ -286,11 +330,9 @@ inline void output_run(const int g, const int runs_per_row, const int run, const
 // Work-item g == runs writes the zero columns [P, P_pad) of its row of taps.
 #define WORDS_RUN 16
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_words(
-    __global const word_t* restrict packed, __global word_t* restrict patches, const int C_IN, const int H,
-    const int W, const int KW, const int stride_y, const int stride_x, const int dilation_y,
-    const int dilation_x, const int pad_top, const int pad_left, const int OW, const int Cw, const int oy0,
-    const int rows, const int iy_first, const int iy_count, const int P, const int P_pad, const uint pad_bit,
-    const int runs_per_row, const int runs) {
+    __global const word_t* restrict packed, __global word_t* restrict patches,
+    const im2col_pack_words_scalars scalars) {
+  IM2COL_PACK_WORDS_SCALARS(SCALAR_LOCAL)
   const int g = (int)get_global_id(0);
   const int ky = (int)get_global_id(1);
   if (g > runs) return;
@@ -370,29 +412,29 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
 //
 // channel_pack_pixel_*: work-item (q, cw) is pixel q of the chunk's rows (q = image*iy_count*W + (iy -
 // iy_first)*W + ix, `pixels` of them) and channel word cw; NDRange global (pixels rounded up, Cw).
-#define DEFINE_CHANNEL_PACK_PIXEL(NAME, TYPE, LOAD_BITS)                                                       \
-  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
-      __global const TYPE* restrict x, __global word_t* restrict packed,                                     \
-      __global const uint* restrict thr_keys, const int C_IN, const int H, const int W, const int Cw,        \
-      const int n0, const int iy_first, const int iy_count, const int pixels) {                              \
-    const int q = (int)get_global_id(0);                                                                      \
-    const int cw = (int)get_global_id(1);                                                                     \
-    if (q >= pixels) return;                                                                                  \
-    const int per_image = iy_count * W;                                                                       \
-    const int image = q / per_image;                                                                          \
-    const int r = q - image * per_image; /* (iy - iy_first)*W + ix: rows are contiguous in the plane */       \
-    const ulong plane = (ulong)H * (ulong)W;                                                                  \
-    const int c0 = cw * WORD_BITS;                                                                            \
-    ulong index = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W +    \
-                  (ulong)r;                                                                                   \
-    const int count = min(WORD_BITS, C_IN - c0);                                                              \
-    word_t word = 0;                                                                                          \
-    for (int j = 0; j < count; ++j) {                                                                         \
-      const uint u = LOAD_BITS(x, index);                                                                     \
-      word |= (word_t)(order_key(u) > thr_keys[c0 + j] ? 1u : 0u) << j;                                       \
-      index += plane;                                                                                         \
-    }                                                                                                         \
-    packed[(ulong)q * (ulong)Cw + (ulong)cw] = word;                                                          \
+#define DEFINE_CHANNEL_PACK_PIXEL(NAME, TYPE, LOAD_BITS)                                                 \
+  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                               \
+      __global const TYPE* restrict x, __global word_t* restrict packed,                                 \
+      __global const uint* restrict thr_keys, const channel_pack_pixel_scalars scalars) {                \
+    CHANNEL_PACK_PIXEL_SCALARS(SCALAR_LOCAL)                                                             \
+    const int q = (int)get_global_id(0);                                                                 \
+    const int cw = (int)get_global_id(1);                                                                \
+    if (q >= pixels) return;                                                                             \
+    const int per_image = iy_count * W;                                                                  \
+    const int image = q / per_image;                                                                     \
+    const int r = q - image * per_image; /* (iy - iy_first)*W + ix: rows are contiguous in the plane */  \
+    const ulong plane = (ulong)H * (ulong)W;                                                             \
+    const int c0 = cw * WORD_BITS;                                                                       \
+    ulong index =                                                                                        \
+        ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W + (ulong)r; \
+    const int count = min(WORD_BITS, C_IN - c0);                                                         \
+    word_t word = 0;                                                                                     \
+    for (int j = 0; j < count; ++j) {                                                                    \
+      const uint u = LOAD_BITS(x, index);                                                                \
+      word |= (word_t)(order_key(u) > thr_keys[c0 + j] ? 1u : 0u) << j;                                  \
+      index += plane;                                                                                    \
+    }                                                                                                    \
+    packed[(ulong)q * (ulong)Cw + (ulong)cw] = word;                                                     \
   }
 
 DEFINE_CHANNEL_PACK_PIXEL(channel_pack_pixel_f32, uint, LOAD_BITS_F32)
@@ -401,10 +443,9 @@ DEFINE_CHANNEL_PACK_PIXEL(channel_pack_pixel_u8, uchar, LOAD_BITS_U8)
 // im2col_pack_word: work-item (p, w) writes word w = (ky*KW + kx)*Cw + cw of patch p (a zero for the
 // columns p in [P, P_pad)); NDRange global (P_pad rounded up, Kw).
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_word(
-    __global const word_t* restrict packed, __global word_t* restrict patches, const int C_IN, const int H,
-    const int W, const int KW, const int stride_y, const int stride_x, const int dilation_y,
-    const int dilation_x, const int pad_top, const int pad_left, const int OW, const int Cw, const int oy0,
-    const int rows, const int iy_first, const int iy_count, const int P, const int P_pad, const uint pad_bit) {
+    __global const word_t* restrict packed, __global word_t* restrict patches,
+    const im2col_pack_word_scalars scalars) {
+  IM2COL_PACK_WORD_SCALARS(SCALAR_LOCAL)
   const int p = (int)get_global_id(0);
   const int w = (int)get_global_id(1);
   if (p >= P_pad) return;
@@ -451,35 +492,35 @@ inline uint lane_bits16(const int16 mask) {
 // Binarizes the chunk's input rows into bit rows: work-item (q, plane) is word rw of row iy_first + t of
 // channel c of image n0 + image, q = t*Rw + rw, plane = image*C_IN + c. Its pixels are keyed 16 at a time
 // with one vload (key_greater16), the last count % 16 one by one (no read past the row).
-#define DEFINE_ROW_PACK(NAME, TYPE, LOAD_BITS, VLOAD_BITS)                                                     \
-  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                    \
-      __global const TYPE* restrict x, __global word_t* restrict rows_out,                                   \
-      __global const uint* restrict thr_keys, const int C_IN, const int H, const int W, const int Rw,        \
-      const int n0, const int iy_first, const int iy_count, const uint pad_bit) {                            \
-    const int q = (int)get_global_id(0);                                                                      \
-    const int plane_index = (int)get_global_id(1);                                                            \
-    if (q >= iy_count * Rw) return;                                                                           \
-    const int t = q / Rw;                                                                                     \
-    const int rw = q - t * Rw;                                                                                \
-    const int image = plane_index / C_IN;                                                                     \
-    const int c = plane_index - image * C_IN;                                                                 \
-    const int ix0 = rw * WORD_BITS;                                                                           \
-    const ulong plane = (ulong)H * (ulong)W;                                                                  \
-    const ulong base = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c) * plane +                             \
-                       (ulong)(iy_first + t) * (ulong)W + (ulong)ix0;                                        \
-    const uint t_key = thr_keys[c];                                                                           \
-    const int count = min(WORD_BITS, W - ix0);                                                               \
-    /* Pixels beyond the row's end are pad taps: their bits are the pad bit. */                              \
-    word_t word = (pad_bit && count < WORD_BITS) ? ~(word_t)0 << count : (word_t)0;                          \
-    const int vector_end = count & ~15;                                                                       \
-    for (int j = 0; j < vector_end; j += 16) {                                                                \
-      word |= (word_t)lane_bits16(key_greater16(VLOAD_BITS(x, base + (ulong)j), t_key)) << j;                 \
-    }                                                                                                         \
-    for (int j = vector_end; j < count; ++j) {                                                                \
-      const uint u = LOAD_BITS(x, base + (ulong)j);                                                           \
-      word |= (word_t)(order_key(u) > t_key ? 1u : 0u) << j;                                                  \
-    }                                                                                                         \
-    rows_out[(ulong)plane_index * (ulong)iy_count * (ulong)Rw + (ulong)q] = word;                            \
+#define DEFINE_ROW_PACK(NAME, TYPE, LOAD_BITS, VLOAD_BITS)                                    \
+  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                    \
+      __global const TYPE* restrict x, __global word_t* restrict rows_out,                    \
+      __global const uint* restrict thr_keys, const row_pack_scalars scalars) {               \
+    ROW_PACK_SCALARS(SCALAR_LOCAL)                                                            \
+    const int q = (int)get_global_id(0);                                                      \
+    const int plane_index = (int)get_global_id(1);                                            \
+    if (q >= iy_count * Rw) return;                                                           \
+    const int t = q / Rw;                                                                     \
+    const int rw = q - t * Rw;                                                                \
+    const int image = plane_index / C_IN;                                                     \
+    const int c = plane_index - image * C_IN;                                                 \
+    const int ix0 = rw * WORD_BITS;                                                           \
+    const ulong plane = (ulong)H * (ulong)W;                                                  \
+    const ulong base = ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c) * plane +               \
+                       (ulong)(iy_first + t) * (ulong)W + (ulong)ix0;                         \
+    const uint t_key = thr_keys[c];                                                           \
+    const int count = min(WORD_BITS, W - ix0);                                                \
+    /* Pixels beyond the row's end are pad taps: their bits are the pad bit. */               \
+    word_t word = (pad_bit && count < WORD_BITS) ? ~(word_t)0 << count : (word_t)0;           \
+    const int vector_end = count & ~15;                                                       \
+    for (int j = 0; j < vector_end; j += 16) {                                                \
+      word |= (word_t)lane_bits16(key_greater16(VLOAD_BITS(x, base + (ulong)j), t_key)) << j; \
+    }                                                                                         \
+    for (int j = vector_end; j < count; ++j) {                                                \
+      const uint u = LOAD_BITS(x, base + (ulong)j);                                           \
+      word |= (word_t)(order_key(u) > t_key ? 1u : 0u) << j;                                  \
+    }                                                                                         \
+    rows_out[(ulong)plane_index * (ulong)iy_count * (ulong)Rw + (ulong)q] = word;             \
   }
 
 DEFINE_ROW_PACK(row_pack_f32, uint, LOAD_BITS_F32, VLOAD_BITS_F32)
@@ -552,11 +593,9 @@ inline void pack_patch_rows(__global const word_t* restrict rows_in, __global wo
 #define ROWS_RUN 16
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_rows(
-    __global const word_t* restrict rows_in, __global word_t* restrict patches, const int C_IN, const int H,
-    const int KH, const int KW, const int stride_y, const int stride_x, const int dilation_y,
-    const int pad_top, const int pad_left, const int OW, const int Kw, const int oy0, const int rows,
-    const int iy_first, const int iy_count, const int Rw, const int P, const int P_pad, const uint pad_bit,
-    const int runs_per_row, const int runs) {
+    __global const word_t* restrict rows_in, __global word_t* restrict patches,
+    const im2col_pack_rows_scalars scalars) {
+  IM2COL_PACK_ROWS_SCALARS(SCALAR_LOCAL)
   const int g = (int)get_global_id(0);
   if (g > runs) return;
   if (g == runs) {
@@ -719,11 +758,9 @@ static inline word16_t run_word_of_pairs(__global const uint* x, const int w, co
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_units(
-    __global const uint* restrict x, __global word_t* restrict patches, const int C_IN, const int H, const int W,
-    const int KW, const int stride_y, const int stride_x, const int dilation_y, const int dilation_x,
-    const int pad_top, const int pad_left, const int OW, const int Cw, const int units, const int n0,
-    const int oy0, const int rows, const int P, const int P_pad, const uint pad_bit, const int runs_per_row,
-    const int runs) {
+    __global const uint* restrict x, __global word_t* restrict patches,
+    const im2col_pack_units_scalars scalars) {
+  IM2COL_PACK_UNITS_SCALARS(SCALAR_LOCAL)
   const int g = (int)get_global_id(0);
   const int w = (int)get_global_id(1);
   if (g > runs) return;

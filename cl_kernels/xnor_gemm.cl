@@ -574,21 +574,43 @@ static inline void store_run_fused(__global float* y, const count_t acc[TM][TN],
 }
 #endif
 
-// The parameters of xnor_gemm_fused and xnor_gemm_fused_runs (the host sets the same arguments for both).
-#define FUSED_GEMM_PARAMETERS                                                                                  \
-  __global const word_t* restrict filters, __global const word_t* restrict patches,                            \
-      __global float* restrict y, __global uint* restrict words, const int M, const int filter_row,            \
-      const int Kw, const int K, const int P, const int P_pad, const int per_image, const int n0,              \
-      const ulong OHW, const ulong row_offset, const int correct, const float v,                               \
-      __global const int* restrict s_table, const int OW, const int oy0, const int oy_lo, const int oy_hi,     \
-      const int ox_lo, const int ox_hi, const int row_classes, const int column_classes, const int out_mode,   \
-      __global const float* restrict scale, __global const float* restrict bias,                               \
-      __global const uint* restrict keys, __global const uint* restrict modes, const int Cw_out,               \
-      __global const float* restrict shortcut, const float clamp_lo, const float clamp_hi,                     \
-      const int also_packed
+// The parameters of xnor_gemm_fused and xnor_gemm_fused_runs (the host sets the same arguments for both): the
+// buffers, then every scalar in one struct passed by value. PoCL's launch costs about 0.2 us per kernel
+// argument whatever its type (64 launches of a kernel with 29 int arguments took 6-8 us more each than
+// with one), paid between one kernel's end and the next one's start; 25 scalars were 5-6 us per launch.
+// The host's FusedGemmScalars (src/ops/binary_convolution/xnor_gemm.cpp) has the same fields in the same
+// order: 64-bit fields first and 32-bit ones after, so that no padding differs between host and device.
+typedef struct {
+  ulong OHW, row_offset;
+  int M, filter_row, Kw, K, P, P_pad, per_image, n0, correct;
+  float v;
+  int OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes, out_mode, Cw_out;
+  float clamp_lo, clamp_hi;
+  int also_packed;
+} fused_gemm_scalars;
+#define FUSED_GEMM_PARAMETERS                                                                              \
+  __global const word_t* restrict filters, __global const word_t* restrict patches,                        \
+      __global float* restrict y, __global uint* restrict words, __global const int* restrict s_table,     \
+      __global const float* restrict scale, __global const float* restrict bias,                           \
+      __global const uint* restrict keys, __global const uint* restrict modes,                             \
+      __global const float* restrict shortcut, const fused_gemm_scalars scalars
+// The scalars under their own names, so that the kernel bodies read them as parameters.
+#define FUSED_GEMM_SCALARS                                                                                  \
+  const ulong OHW = scalars.OHW, row_offset = scalars.row_offset;                                         \
+  const int M = scalars.M, filter_row = scalars.filter_row, Kw = scalars.Kw, K = scalars.K, P = scalars.P; \
+  const int P_pad = scalars.P_pad, per_image = scalars.per_image, n0 = scalars.n0;                        \
+  const int correct = scalars.correct;                                                                     \
+  const float v = scalars.v;                                                                               \
+  const int OW = scalars.OW, oy0 = scalars.oy0, oy_lo = scalars.oy_lo, oy_hi = scalars.oy_hi;             \
+  const int ox_lo = scalars.ox_lo, ox_hi = scalars.ox_hi, row_classes = scalars.row_classes;              \
+  const int column_classes = scalars.column_classes, out_mode = scalars.out_mode;                         \
+  const int Cw_out = scalars.Cw_out;                                                                       \
+  const float clamp_lo = scalars.clamp_lo, clamp_hi = scalars.clamp_hi;                                    \
+  const int also_packed = scalars.also_packed
 
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     FUSED_GEMM_PARAMETERS) {
+  FUSED_GEMM_SCALARS;
 #if FUSED_PACKS
   __local uchar flags[TILE_N * TILE_M];  // [column][channel]: one bit per byte
 #endif
@@ -733,6 +755,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
 // whose 196 and 49 positions are no multiple of 8, 1-13% since they run here too).
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused_runs(
     FUSED_GEMM_PARAMETERS) {
+  FUSED_GEMM_SCALARS;
   count_t acc[TM][TN];
   ZERO_ACCUMULATORS(acc)
   PAD_FOLD_FROM_ARGUMENTS(fold);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/binary_convolution/im2col_pack.hpp"
 
+#include <vector>
+
 #include "runtime/cl_call.hpp"
 #include "runtime/launch.hpp"
 
@@ -114,16 +116,19 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, InputType i
     events.emplace_back(l.kernel, e);
     return e;
   };
-  // Sets a kernel's arguments in order, the buffers and then each scalar as 32 bits (the kernels' int and
-  // uint parameters alike), and launches it.
+  // Sets a kernel's arguments in order, the buffers and then its scalars, each as 32 bits (the kernels' int
+  // and uint fields alike), as one argument: the struct of the kernel's X-macro list (im2col_pack.cl), whose
+  // fields are these values in this order. And launches it.
   auto launch = [&](cl::Kernel& k, const Plan::Launch& l, const std::vector<cl::Event>* wait_list,
                     std::initializer_list<const cl::Buffer*> buffers,
                     std::initializer_list<std::int64_t> scalars) {
+    std::vector<cl_int> values;
+    for (std::int64_t v : scalars) values.push_back(static_cast<cl_int>(v));
     return cl_call(
         [&] {
           cl_uint i = 0;
           for (const cl::Buffer* b : buffers) k.setArg(i++, *b);
-          for (std::int64_t v : scalars) k.setArg(i++, static_cast<cl_int>(v));
+          k.setArg(i++, values.size() * sizeof(cl_int), values.data());
           return run(k, l, wait_list);
         },
         std::string("enqueueing ") + l.kernel);

@@ -10,6 +10,20 @@
 namespace xnorcl::detail {
 namespace {
 
+// The scalar arguments of xnor_gemm_fused and xnor_gemm_fused_runs as one struct passed by value, field for
+// field the kernel's fused_gemm_scalars (cl_kernels/xnor_gemm.cl): PoCL pays about 0.2 us per kernel
+// argument at each launch. 64-bit fields first, then 32-bit ones: the same layout in C and OpenCL C.
+struct FusedGemmScalars {
+  cl_ulong OHW, row_offset;
+  cl_int M, filter_row, Kw, K, P, P_pad, per_image, n0, correct;
+  cl_float v;
+  cl_int OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes, out_mode, Cw_out;
+  cl_float clamp_lo, clamp_hi;
+  cl_int also_packed;
+};
+static_assert(sizeof(FusedGemmScalars) == 2 * 8 + 23 * 4 + 4,
+              "FusedGemmScalars: 8-byte aligned, no inner padding");
+
 // Output indices o in [0, out) whose taps start + o*stride + k*dilation (k in [0, taps)) all lie in [0,
 // size): [lo, hi) with 0 <= lo <= hi <= out.
 void interior(int size, int taps, int stride, int dilation, int pad_begin, int out, int& lo, int& hi) {
@@ -164,6 +178,32 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
   if (!kernel())
     kernel = make_kernel(program_, fused_kernel_for(d, c, e), device_, config_.work_group_size());
   Plan::Launch l = launch(M_pad, c);
+  const Border& b = fold.border;
+  FusedGemmScalars scalars{d.output_plane(),
+                           std::uint64_t(c.oy0) * std::uint64_t(d.OW),
+                           d.C_OUT,
+                           filter_row_words(M_pad, d.word_bits),
+                           d.Kw,
+                           d.K,
+                           c.P,
+                           c.P_pad,
+                           c.rows * d.OW,
+                           c.n0,
+                           fold.correct ? 1 : 0,
+                           fold.v,
+                           d.OW,
+                           c.oy0,
+                           b.oy_lo,
+                           b.oy_hi,
+                           b.ox_lo,
+                           b.ox_hi,
+                           fold.row_classes,
+                           fold.column_classes,
+                           e.mode,
+                           e.Cw_out,
+                           e.clamp_low,
+                           e.clamp_high,
+                           e.also_packed ? 1 : 0};
   return cl_call(
       [&] {
         cl_uint i = 0;
@@ -173,33 +213,17 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
         // gets one the kernel never writes (the filters).
         kernel.setArg(i++, e.mode == 2 ? filters : output);
         kernel.setArg(i++, e.mode == 2 ? output : e.also_packed ? e.bits : filters);
-        for (int v :
-             {d.C_OUT, filter_row_words(M_pad, d.word_bits), d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
-          kernel.setArg(i++, static_cast<cl_int>(v));
-        }
-        kernel.setArg(i++, static_cast<cl_ulong>(d.output_plane()));
-        kernel.setArg(i++, static_cast<cl_ulong>(std::uint64_t(c.oy0) * std::uint64_t(d.OW)));
-        kernel.setArg(i++, static_cast<cl_int>(fold.correct ? 1 : 0));
-        kernel.setArg(i++, static_cast<cl_float>(fold.v));
+        // Buffers a mode does not read: any valid buffer (the filters); without the fold the table is never
+        // read.
         kernel.setArg(i++, fold.correct ? sat : filters);
-        const Border& b = fold.border;
-        for (int v :
-             {d.OW, c.oy0, b.oy_lo, b.oy_hi, b.ox_lo, b.ox_hi, fold.row_classes, fold.column_classes}) {
-          kernel.setArg(i++, static_cast<cl_int>(v));
-        }
-        kernel.setArg(i++, static_cast<cl_int>(e.mode));
-        // Buffers a mode does not read: any valid buffer (the filters).
         const bool scales = e.mode == 1 || e.mode == 3;
         kernel.setArg(i++, scales ? e.scale : filters);
         kernel.setArg(i++, scales ? e.bias : filters);
         const bool rules = e.mode == 2 || e.also_packed;
         kernel.setArg(i++, rules ? e.keys : filters);
         kernel.setArg(i++, rules ? e.modes : filters);
-        kernel.setArg(i++, static_cast<cl_int>(e.Cw_out));
         kernel.setArg(i++, e.mode == 3 ? e.shortcut : filters);
-        kernel.setArg(i++, static_cast<cl_float>(e.clamp_low));
-        kernel.setArg(i++, static_cast<cl_float>(e.clamp_high));
-        kernel.setArg(i++, static_cast<cl_int>(e.also_packed ? 1 : 0));
+        kernel.setArg(i++, sizeof(scalars), &scalars);
         cl::Event ev;
         const auto gate = launch_gate();
         queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
