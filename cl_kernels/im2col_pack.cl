@@ -107,6 +107,12 @@ typedef struct { IM2COL_PACK_SCALARS(SCALAR_FIELD) } im2col_pack_scalars;
   X(int, C_IN) X(int, H) X(int, W) X(int, Cw) X(int, n0) X(int, iy_first) X(int, iy_count)                    \
   X(int, runs_per_image) X(int, runs)
 typedef struct { CHANNEL_PACK_SCALARS(SCALAR_FIELD) } channel_pack_scalars;
+#define CHANNEL_PACK_PATCHES_SCALARS(X)                                                                       \
+  X(int, C_IN) X(int, H) X(int, W) X(int, Cw) X(int, n0) X(int, iy_first) X(int, iy_count)                    \
+  X(int, runs_per_image) X(int, runs) X(int, KH) X(int, KW) X(int, dilation_y) X(int, dilation_x)             \
+  X(int, pad_top) X(int, pad_left) X(int, oy0) X(int, rows) X(int, P) X(int, P_pad) X(uint, pad_bit)          \
+  X(int, pad_items)
+typedef struct { CHANNEL_PACK_PATCHES_SCALARS(SCALAR_FIELD) } channel_pack_patches_scalars;
 #define IM2COL_PACK_WORDS_SCALARS(X)                                                                          \
   X(int, C_IN) X(int, H) X(int, W) X(int, KW) X(int, stride_y) X(int, stride_x) X(int, dilation_y)            \
   X(int, dilation_x) X(int, pad_top) X(int, pad_left) X(int, OW) X(int, Cw) X(int, oy0) X(int, rows)          \
@@ -309,6 +315,145 @@ inline int16 float_greater16(const uint16 u, const uint t) {
 DEFINE_CHANNEL_PACK(channel_pack_f32, uint, LOAD_BITS_F32, VLOAD_BITS_F32, key_greater16)
 DEFINE_CHANNEL_PACK(channel_pack_f32_native_compare, uint, LOAD_BITS_F32, VLOAD_BITS_F32, float_greater16)
 DEFINE_CHANNEL_PACK(channel_pack_u8, uchar, LOAD_BITS_U8, VLOAD_BITS_U8, key_greater16)
+
+// channel_pack_patches_*: channel_pack_* and im2col_pack_words in one launch, for CPU devices (vector runs)
+// where the convolution has stride 1 and keeps the row width (OW == W, so pads of at most W - 1 columns on
+// each side). Each pixel run's 16 words go straight into the patch matrix: for tap (ky, kx) an input pixel
+// is the tap of the output position shift(ky, kx) = (iy_first + pad_top - ky*dilation_y - oy0)*W +
+// pad_left - kx*dilation_x further in the chunk's positions of its image, so the run's words are 16
+// contiguous words of that tap's row of the matrix (one vector store). A lane whose column moves past the
+// row's end lands on the next row's first columns (or before its start on the row before), and those
+// positions' taps lie in the pad: the lane stores the pad word there. Lanes whose positions fall outside the
+// chunk's rows of the image store nothing. The other work-items write what no run does: pad item e, for
+// output line e / KH (image * rows + row) and kernel row ky = e % KH, that line's pad taps of kernel row ky
+// (the whole line where the tap's input row is outside, else the columns left and right of the input); the
+// last work-item, runs + pad_items, the zero columns [P, P_pad). Runs and pad items share the work-items
+// before it (item_of). A pad position can thus be written twice, with the same pad word. The same words as
+// channel_pack_* + im2col_pack_words: a launch, the packed copy's writes and reads and the patch words'
+// gather (lane by lane where Cw > 1) are saved. NDRange global (runs + pad_items + 1 rounded up, Cw).
+static inline void store_patch_run(__global word_t* dst, const word16_t v, const int p0, const int per_image,
+                            const int lanes) {
+  if (p0 >= 0 && p0 + PACK_RUN <= per_image && lanes == PACK_RUN) {
+    vstore16(v, 0, dst + p0);
+    return;
+  }
+  word_t values[PACK_RUN];
+  vstore16(v, 0, values);
+  for (int i = 0; i < lanes; ++i)
+    if (p0 + i >= 0 && p0 + i < per_image) dst[p0 + i] = values[i];
+}
+// Work-item g < runs + pad_items of channel_pack_patches_*: pixel run *run (or -1) or pad item *e (or -1).
+// Runs and pad items alternate while both last: a CPU runs each work-group on one thread, and with the
+// runs first a 56x56 layer's 196 runs filled three work-groups of 64 and a fourth with 4, so one of two
+// threads packed 128 runs to the other's 68.
+static inline void item_of(const int g, const int runs, const int pad_items, int* run, int* e) {
+  const int both = min(runs, pad_items);
+  const int odd = g & 1;
+  *run = -1;
+  *e = -1;
+  if (g < 2 * both) {
+    *(odd ? e : run) = g >> 1;
+  } else {
+    *(runs > pad_items ? run : e) = g - both;
+  }
+}
+// The pad taps of output line `line` of the chunk for kernel row ky (channel word cw's rows of the matrix).
+static inline void store_pad_taps(__global word_t* patches, const int line, const int ky, const int cw,
+                           const word_t pad_word, const channel_pack_patches_scalars s) {
+  const int row = line - (line / s.rows) * s.rows;
+  const long iy = (long)(s.oy0 + row) - s.pad_top + (long)ky * s.dilation_y;
+  const bool row_in = iy >= 0 && iy < s.H;
+  for (int kx = 0; kx < s.KW; ++kx) {
+    const int shift = s.pad_left - kx * s.dilation_x;  // input column + shift = output column
+    __global word_t* out = patches + (ulong)((ky * s.KW + kx) * s.Cw + cw) * (ulong)s.P_pad +
+                           (ulong)line * (ulong)s.W;
+    const int left_end = row_in ? clamp(shift, 0, s.W) : s.W;
+    const int right_start = row_in ? clamp(s.W + shift, left_end, s.W) : s.W;
+    for (int ox = 0; ox < left_end; ++ox) out[ox] = pad_word;
+    for (int ox = right_start; ox < s.W; ++ox) out[ox] = pad_word;
+  }
+}
+#define DEFINE_CHANNEL_PACK_PATCHES(NAME, TYPE, LOAD_BITS, VLOAD_BITS, GREATER16)                          \
+  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                 \
+      __global const TYPE* restrict x, __global word_t* restrict patches,                                  \
+      __global const uint* restrict thr_keys, const channel_pack_patches_scalars scalars) {                \
+    CHANNEL_PACK_PATCHES_SCALARS(SCALAR_LOCAL)                                                             \
+    const int g = (int)get_global_id(0);                                                                   \
+    const int cw = (int)get_global_id(1);                                                                  \
+    if (g > runs + pad_items) return;                                                                      \
+    const int c0 = cw * WORD_BITS;                                                                         \
+    const int count = min(WORD_BITS, C_IN - c0);                                                           \
+    const word_t ones = pad_bit ? ~(word_t)0 : (word_t)0;                                                  \
+    const word_t pad_word = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);                 \
+    if (g == runs + pad_items) {                                                                           \
+      for (int t = 0; t < KH * KW; ++t)                                                                    \
+        for (int p = P; p < P_pad; ++p) patches[(ulong)(t * Cw + cw) * (ulong)P_pad + (ulong)p] = 0;      \
+      return;                                                                                              \
+    }                                                                                                      \
+    int run, e;                                                                                            \
+    item_of(g, runs, pad_items, &run, &e);                                                                 \
+    if (run < 0) {                                                                                         \
+      const int line = e / KH;                                                                             \
+      store_pad_taps(patches, line, e - line * KH, cw, pad_word, scalars);                                 \
+      return;                                                                                              \
+    }                                                                                                      \
+    const int image = run / runs_per_image;                                                                \
+    const int r0 = (run - image * runs_per_image) * PACK_RUN;                                              \
+    const int per_image = iy_count * W;                                                                    \
+    const int n_pixels = min(PACK_RUN, per_image - r0);                                                    \
+    const ulong plane = (ulong)H * (ulong)W;                                                               \
+    const ulong first =                                                                                    \
+        ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W + (ulong)r0;  \
+    word16_t words;                                                                                        \
+    if (n_pixels == PACK_RUN) {                                                                            \
+      uint16 lo = (uint16)0u;                                                                              \
+      uint16 hi = (uint16)0u;                                                                              \
+      ulong index = first;                                                                                 \
+      const int count_lo = min(count, 32);                                                                 \
+      for (int j = 0; j < count_lo; ++j) {                                                                 \
+        lo |= as_uint16(GREATER16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << j);            \
+        index += plane;                                                                                    \
+      }                                                                                                    \
+      for (int j = 32; j < count; ++j) {                                                                   \
+        hi |= as_uint16(GREATER16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << (j - 32));     \
+        index += plane;                                                                                    \
+      }                                                                                                    \
+      words = RUN_WORDS(lo, hi);                                                                           \
+    } else {                                                                                               \
+      word_t run_words[PACK_RUN];                                                                          \
+      for (int i = 0; i < PACK_RUN; ++i) {                                                                 \
+        ulong index = first + (ulong)i;                                                                    \
+        word_t word = 0;                                                                                   \
+        for (int j = 0; i < n_pixels && j < count; ++j) {                                                  \
+          word |= (word_t)(order_key(LOAD_BITS(x, index)) > thr_keys[c0 + j] ? 1u : 0u) << j;              \
+          index += plane;                                                                                  \
+        }                                                                                                  \
+        run_words[i] = word;                                                                               \
+      }                                                                                                    \
+      words = vload16(0, run_words);                                                                       \
+    }                                                                                                      \
+    /* Each lane's input column (runs may cross rows, and rows may be narrower than a run). */             \
+    const int first_column = r0 - (r0 / W) * W;                                                            \
+    int16 column = (int16)first_column + LANES16;                                                          \
+    while (any(column >= (int16)W)) column = select(column, column - (int16)W, column >= (int16)W);        \
+    const int out_per_image = rows * W;                                                                    \
+    __global word_t* image_patches = patches + (ulong)image * (ulong)out_per_image;                        \
+    for (int kx = 0; kx < KW; ++kx) {                                                                      \
+      const int column_shift = pad_left - kx * dilation_x;                                                 \
+      const int16 out_column = column + (int16)column_shift;                                               \
+      const word16_t v =                                                                                   \
+          select((word16_t)pad_word, words, MASK16(out_column >= (int16)0 & out_column < (int16)W));       \
+      for (int ky = 0; ky < KH; ++ky) {                                                                    \
+        const int p0 = r0 + (iy_first + pad_top - ky * dilation_y - oy0) * W + column_shift;               \
+        store_patch_run(image_patches + (ulong)((ky * KW + kx) * Cw + cw) * (ulong)P_pad, v, p0,           \
+                        out_per_image, n_pixels);                                                          \
+      }                                                                                                    \
+    }                                                                                                      \
+  }
+DEFINE_CHANNEL_PACK_PATCHES(channel_pack_patches_f32, uint, LOAD_BITS_F32, VLOAD_BITS_F32, key_greater16)
+DEFINE_CHANNEL_PACK_PATCHES(channel_pack_patches_f32_native_compare, uint, LOAD_BITS_F32, VLOAD_BITS_F32,
+                            float_greater16)
+DEFINE_CHANNEL_PACK_PATCHES(channel_pack_patches_u8, uchar, LOAD_BITS_U8, VLOAD_BITS_U8, key_greater16)
 
 // Run g of `run` output columns (im2col_pack_words, im2col_pack_rows): output line (image * rows + row of the
 // chunk) and first column ox0 (the last run of a line may be shorter). Quotients and remainders written out

@@ -104,6 +104,11 @@ inline std::string channel_pack_runs_kernel(const Runtime& rt, bool other = fals
   const bool denormals = (rt.device().getInfo<CL_DEVICE_SINGLE_FP_CONFIG>() & CL_FP_DENORM) != 0;
   return denormals != other ? "channel_pack_f32_native_compare" : "channel_pack_f32";
 }
+// The same binarization's kernel that also writes the patch matrix (stride 1, rows that keep their width).
+inline std::string channel_pack_patches_kernel(const Runtime& rt, bool other = false) {
+  return "channel_pack_patches" +
+         channel_pack_runs_kernel(rt, other).substr(std::string("channel_pack").size());
+}
 
 // A runtime like runtime_for's whose float max-pool over runs and channel packing in runs take the kernels
 // the device does not choose (RuntimeState::floats_compare_exactly flipped), so that both run on every

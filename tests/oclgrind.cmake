@@ -28,10 +28,10 @@ if(XNORCL_OCLGRIND_TESTS AND OCLGRIND_EXECUTABLE)
   set(oclgrind_report
     "Invalid read|Invalid write|Invalid memory|data race|Uninitialized|uninitialized|Unaligned address|divergence detected|FATAL ERROR|Oclgrind - ")
 
-  # The configurations, in eight processes so `ctest -j2` runs them in parallel (30 configurations in all;
+  # The configurations, in eight processes so `ctest -j2` runs them in parallel (32 configurations in all;
   # 16-19 use 64-bit words, 20-27 the packing kernels' vector runs (keys and float compares), 28-29 a word
-  # per work-item).
-  foreach(range "0;4" "4;4" "8;4" "12;4" "16;4" "20;4" "24;4" "28;2")
+  # per work-item, 30-31 vector runs again).
+  foreach(range "0;4" "4;4" "8;4" "12;4" "16;4" "20;4" "24;4" "28;4")
     list(GET range 0 first)
     list(GET range 1 count)
     math(EXPR last "${first} + ${count} - 1")

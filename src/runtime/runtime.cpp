@@ -452,11 +452,13 @@ std::shared_ptr<RuntimeState> make_state(const cl::Context& context, const cl::D
   // Every program of the variant in use is built now, once per Runtime, never per layer.
   // The GEMM first: its configuration fixes the word size the packing program is built for.
   build_gemm(*s);
-  build_linear(*s, "im2col_pack.cl",
-               {"im2col_pack_f32", "im2col_pack_u8", "row_pack_f32", "row_pack_u8", "im2col_pack_rows",
-                "channel_pack_f32", "channel_pack_f32_native_compare", "channel_pack_u8", "im2col_pack_words",
-                "channel_pack_pixel_f32", "channel_pack_pixel_u8", "im2col_pack_word", "im2col_pack_units"},
-               s->gemm.word_bits, s->im2col_pack, s->pack_work_group);
+  build_linear(
+      *s, "im2col_pack.cl",
+      {"im2col_pack_f32", "im2col_pack_u8", "row_pack_f32", "row_pack_u8", "im2col_pack_rows",
+       "channel_pack_f32", "channel_pack_f32_native_compare", "channel_pack_u8", "im2col_pack_words",
+       "channel_pack_pixel_f32", "channel_pack_pixel_u8", "im2col_pack_word", "im2col_pack_units",
+       "channel_pack_patches_f32", "channel_pack_patches_f32_native_compare", "channel_pack_patches_u8"},
+      s->gemm.word_bits, s->im2col_pack, s->pack_work_group);
   s->pack_in_runs = detail::packs_in_vector_runs(s->profile);
   s->floats_compare_exactly = detail::compares_floats_exactly(s->profile);
   s->tuning_mode = options.tuning.value_or(TuningMode::Use);

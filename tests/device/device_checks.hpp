@@ -41,14 +41,17 @@ inline std::string stage_list(const std::vector<StageTime>& stages) {
 // is one kernel, im2col_pack_<type>; channel-packed layouts binarize with channel_pack_<type>, then
 // im2col_pack_words copies words, in vector runs (CPU devices; floats by float compares where the device
 // keeps subnormals, channel_pack_f32_native_compare), or a word per work-item with channel_pack_pixel_<type>
-// and im2col_pack_word (other devices, and the tests' runtimes of the other geometry): the plan's first
-// launch says which, and test_binary_convolution.cpp checks that choice.
+// and im2col_pack_word (other devices, and the tests' runtimes of the other geometry); in vector runs at
+// stride 1 with rows that keep their width, channel_pack_patches_<type> does both in one launch: the plan's
+// first launch says which, and test_binary_convolution.cpp checks that choice.
 inline std::vector<std::string> packing_kernels(const Plan& plan, bool uint8_input) {
   const std::string type = uint8_input ? "u8" : "f32";
   if (plan.channel_packed) {
     // The plan names the float kernel (the input's type is the run's); the geometry is the same.
     const std::string first = plan.launches.empty() ? "" : plan.launches.front().kernel;
     if (first.rfind("channel_pack_pixel_", 0) == 0) return {"channel_pack_pixel_" + type, "im2col_pack_word"};
+    if (first.rfind("channel_pack_patches_", 0) == 0)
+      return {uint8_input ? "channel_pack_patches_u8" : first};
     return {uint8_input ? "channel_pack_u8" : first, "im2col_pack_words"};
   }
   if (plan.bit_rows) return {"row_pack_" + type, "im2col_pack_rows"};

@@ -237,6 +237,24 @@ std::vector<OclgrindCase> cases() {
                      a.strides = {2, 2};
                    },
                    true, InputKind::SmallInteger, BitOrder::LsbFirst, true)});
+  // Vector runs at stride 2 (channel_pack_* and then im2col_pack_words, since the rows narrow), and runs
+  // writing the patches themselves (channel_pack_patches_*) on 7-wide rows: each run of 16 pixels spans
+  // three rows, lanes past a row's ends store the pad word, two channel words, row chunks, N = 2.
+  t.push_back({Variant::Global, 0,
+               make_case(
+                   "channel runs Cw=2 s2 v=0", 39, {1, 64, 6, 37}, {5, 64, 3, 3},
+                   [](BinaryConvolution::Attributes& a) {
+                     a.pads_begin = {1, 1};
+                     a.pads_end = {1, 1};
+                     a.strides = {2, 2};
+                   },
+                   false, InputKind::Floats, BitOrder::MsbFirst, true),
+               0, true});
+  t.push_back(
+      {Variant::Global, 1500,
+       make_case("64-bit words channel runs to patches Cw=2 W=7 v=0 N=2", 40, {2, 128, 9, 7}, {5, 128, 3, 3},
+                 explicit_pads({1, 1}, {1, 1}, 0.0f), false, InputKind::Floats, BitOrder::MsbFirst, true),
+       64, true});
   return t;
 }
 
@@ -306,15 +324,16 @@ int run_cases(std::size_t first, std::size_t count) {
     // im2col_pack_words: every packing kernel of the plan's layout must have run.
     // A word per work-item packs the channel-packed layout with channel_pack_pixel_<type> and
     // im2col_pack_word instead.
+    // In runs at stride 1 with rows that keep their width, channel_pack_patches_<type> does both.
     const std::string type = c.uint8_input ? "u8" : "f32";
     const bool runs = rt.state()->pack_in_runs;
+    const std::string compare = oc.float_compares && !c.uint8_input ? "_native_compare" : "";
+    const bool one_launch = conv.plan().launches.front().kernel.rfind("channel_pack_patches_", 0) == 0;
     const std::vector<std::string> packing =
         conv.plan().channel_packed
-            ? (runs ? std::vector<std::string>{"channel_pack_" + type +
-                                                   (oc.float_compares && !c.uint8_input ? "_native_compare"
-                                                                                        : ""),
-                                               "im2col_pack_words"}
-                    : std::vector<std::string>{"channel_pack_pixel_" + type, "im2col_pack_word"})
+            ? (one_launch ? std::vector<std::string>{"channel_pack_patches_" + type + compare}
+               : runs     ? std::vector<std::string>{"channel_pack_" + type + compare, "im2col_pack_words"}
+                          : std::vector<std::string>{"channel_pack_pixel_" + type, "im2col_pack_word"})
         : conv.plan().bit_rows ? std::vector<std::string>{"row_pack_" + type, "im2col_pack_rows"}
                                : std::vector<std::string>{"im2col_pack_" + type};
     bool packed = true, gemm = false;

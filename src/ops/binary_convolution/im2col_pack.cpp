@@ -22,6 +22,26 @@ Im2colPackLauncher::Im2colPackLauncher(const RuntimeState& state)
   row_u8_ = make_kernel(state.im2col_pack, row_kernel_name(true), state.device, work_group_);
   rows_ = make_kernel(state.im2col_pack, rows_kernel_name(), state.device, work_group_);
   units_ = make_kernel(state.im2col_pack, packed_input_kernel_name(), state.device, work_group_);
+  patches_f32_ =
+      make_kernel(state.im2col_pack, patches_kernel_name(false, compare_floats_), state.device, work_group_);
+  patches_u8_ = make_kernel(state.im2col_pack, patches_kernel_name(true, false), state.device, work_group_);
+}
+
+const char* Im2colPackLauncher::patches_kernel_name(bool uint8_input, bool compare_floats) {
+  if (uint8_input) return "channel_pack_patches_u8";
+  return compare_floats ? "channel_pack_patches_f32_native_compare" : "channel_pack_patches_f32";
+}
+
+bool Im2colPackLauncher::patches_in_one_launch(const LayerDims& d, InputType input) const {
+  const int pad_right = (d.KW - 1) * d.dilation_x - d.pad_left;  // OW == W at stride 1
+  return runs_ && d.channel_packed && input != InputType::Packed && d.stride_x == 1 && d.stride_y == 1 &&
+         d.OW == d.W && d.pad_left < d.W && pad_right < d.W;
+}
+
+// channel_pack_patches_*'s work-items after the pixel runs: one per output line of the chunk and kernel row
+// (the pad taps), then one for the zero columns.
+static std::int64_t patch_pad_items(const LayerDims& d, const Chunk& c) {
+  return std::int64_t(c.n_count) * c.rows * d.KH;
 }
 
 // channel_pack_*'s work-items along dimension 0: runs of kChannelPackRun consecutive pixels of one image's
@@ -80,6 +100,13 @@ std::vector<Plan::Launch> Im2colPackLauncher::launches(const LayerDims& d, const
     l.kernel = packed_input_kernel_name();
     l.global = {static_cast<std::size_t>(round_up(output_runs(d, c) + 1, wg)),
                 static_cast<std::size_t>(d.Kw)};
+    out.push_back(l);
+    return out;
+  }
+  if (patches_in_one_launch(d, input)) {
+    l.kernel = patches_kernel_name(uint8_input, compare_floats_);
+    l.global = {static_cast<std::size_t>(round_up(channel_pack_runs(d, c) + patch_pad_items(d, c) + 1, wg)),
+                static_cast<std::size_t>(d.Cw)};
     out.push_back(l);
     return out;
   }
@@ -155,6 +182,31 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, InputType i
                   {d.C_IN,       d.H,       d.W,        d.KW,    d.stride_y, d.stride_x,   d.dilation_y,
                    d.dilation_x, d.pad_top, d.pad_left, d.OW,    d.Cw,       units,        c.n0,
                    c.oy0,        c.rows,    c.P,        c.P_pad, pad_bit,    runs_per_row, runs});
+  }
+  if (patches_in_one_launch(d, input_type)) {
+    const auto pack_runs = channel_pack_runs(d, c);
+    return launch(uint8_input ? patches_u8_ : patches_f32_, ls[0], wait, {&input, &patches, &threshold_keys},
+                  {d.C_IN,
+                   d.H,
+                   d.W,
+                   d.Cw,
+                   c.n0,
+                   c.iy_first,
+                   c.iy_count,
+                   pack_runs / c.n_count,
+                   pack_runs,
+                   d.KH,
+                   d.KW,
+                   d.dilation_y,
+                   d.dilation_x,
+                   d.pad_top,
+                   d.pad_left,
+                   c.oy0,
+                   c.rows,
+                   c.P,
+                   c.P_pad,
+                   pad_bit,
+                   patch_pad_items(d, c)});
   }
   cl::Kernel& channel = uint8_input ? channel_u8_ : channel_f32_;
   if (!runs_) {

@@ -29,6 +29,13 @@ class Im2colPackLauncher {
   // of floats binarized by float compares (RuntimeState::floats_compare_exactly), else by order keys.
   static const char* kernel_name(bool uint8_input, bool channel_packed = false, bool runs = true,
                                  bool compare_floats = false);
+  // channel_pack_patches_*: the channel-packed layout's two launches in one (vector runs, stride 1, OW == W;
+  // see patches_in_one_launch).
+  static const char* patches_kernel_name(bool uint8_input, bool compare_floats);
+  // Whether the channel-packed layout's runs write the patch matrix themselves (channel_pack_patches_*):
+  // stride 1 and rows that keep their width (OW == W), so that a pixel's tap positions are a constant
+  // shift of its own position.
+  bool patches_in_one_launch(const LayerDims& d, InputType input) const;
   static const char* packed_input_kernel_name() { return "im2col_pack_units"; }
   static const char* words_kernel_name(bool runs = true) {
     return runs ? "im2col_pack_words" : "im2col_pack_word";
@@ -58,7 +65,8 @@ class Im2colPackLauncher {
                     std::vector<std::pair<std::string, cl::Event>>& events);
 
  private:
-  cl::Kernel f32_, u8_, channel_f32_, channel_u8_, words_, row_f32_, row_u8_, rows_, units_;
+  cl::Kernel f32_, u8_, channel_f32_, channel_u8_, words_, row_f32_, row_u8_, rows_, units_, patches_f32_,
+      patches_u8_;
   std::size_t work_group_ = 1;
   bool runs_ = true;             // RuntimeState::pack_in_runs when this object was made
   bool compare_floats_ = false;  // RuntimeState::floats_compare_exactly when this object was made
