@@ -331,8 +331,11 @@ DEFINE_CHANNEL_PACK(channel_pack_u8, uchar, LOAD_BITS_U8, VLOAD_BITS_U8, key_gre
 // before it (item_of). A pad position can thus be written twice, with the same pad word. The same words as
 // channel_pack_* + im2col_pack_words: a launch, the packed copy's writes and reads and the patch words'
 // gather (lane by lane where Cw > 1) are saved. NDRange global (runs + pad_items + 1 rounded up, Cw).
-static inline void store_patch_run(__global word_t* dst, const word16_t v, const int p0, const int per_image,
-                            const int lanes) {
+// Lanes [0, lanes) of a run at positions p0 + i, those inside [0, per_image). p0 is 64-bit: a tap's shift is
+// a dilation times a kernel row, as large as the attributes allow.
+static inline void store_patch_run(__global word_t* dst, const word16_t v, const long p0, const int per_image,
+                                   const int lanes) {
+  if (p0 >= per_image || p0 + lanes <= 0) return;
   if (p0 >= 0 && p0 + PACK_RUN <= per_image && lanes == PACK_RUN) {
     vstore16(v, 0, dst + p0);
     return;
@@ -444,7 +447,8 @@ static inline void store_pad_taps(__global word_t* patches, const int line, cons
       const word16_t v =                                                                                   \
           select((word16_t)pad_word, words, MASK16(out_column >= (int16)0 & out_column < (int16)W));       \
       for (int ky = 0; ky < KH; ++ky) {                                                                    \
-        const int p0 = r0 + (iy_first + pad_top - ky * dilation_y - oy0) * W + column_shift;               \
+        const long row_shift = (long)iy_first + pad_top - (long)ky * dilation_y - oy0;                     \
+        const long p0 = r0 + row_shift * W + column_shift;                                                 \
         store_patch_run(image_patches + (ulong)((ky * KW + kx) * Cw + cw) * (ulong)P_pad, v, p0,           \
                         out_per_image, n_pixels);                                                          \
       }                                                                                                    \

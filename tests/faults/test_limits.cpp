@@ -123,6 +123,9 @@ void attributes_near_int_max(Variant variant) {
       {{1, 1, 3, 3}, {1, 1, 2, 2}, {1 << 30, 1 << 30}, {1 << 30, 1 << 30}, {1 << 30, 1 << 30}, {M, M}, -1.0f},
       {{1, 2, 3, 3}, {2, 2, 2, 2}, {1 << 30, 1 << 30}, {1 << 30, 1 << 30}, {M, M}, {M, M}, 0.0f},
       {{2, 3, 4, 3}, {3, 3, 2, 3}, {M, 1}, {M - 2, 1}, {M, 1}, {3, 1}, -0.25f},
+      // Channel-packed at stride 1 with rows that keep their width: a tap's shift of 2^26 rows of 64 is 2^32
+      // positions (the packing that writes the patches itself must not wrap it to 0).
+      {{1, 64, 2, 64}, {4, 64, 2, 1}, {1, 1}, {1 << 26, 1}, {1 << 26, 0}, {0, 0}, 0.5f},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Extreme& e = cases[i];

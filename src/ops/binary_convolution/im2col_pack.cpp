@@ -33,7 +33,7 @@ const char* Im2colPackLauncher::patches_kernel_name(bool uint8_input, bool compa
 }
 
 bool Im2colPackLauncher::patches_in_one_launch(const LayerDims& d, InputType input) const {
-  const int pad_right = (d.KW - 1) * d.dilation_x - d.pad_left;  // OW == W at stride 1
+  const std::int64_t pad_right = std::int64_t(d.KW - 1) * d.dilation_x - d.pad_left;  // OW == W at stride 1
   return runs_ && d.channel_packed && input != InputType::Packed && d.stride_x == 1 && d.stride_y == 1 &&
          d.OW == d.W && d.pad_left < d.W && pad_right < d.W;
 }
