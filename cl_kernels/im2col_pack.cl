@@ -42,7 +42,8 @@
 //     reads; im2col_pack_words then copies whole words: word w = (ky*KW + kx)*Cw + cw of patch p is the
 //     packed word of its tap, or the pad word (every valid-channel bit the pad bit, tail bits zero) where the
 //     tap lies in the pad. Kw = KH*KW*Cw. The host packs the filters in the same (ky, kx, cw) order with zero
-//     tail bits, so tail bits xor to 0 and the GEMM's K stays C_IN*KH*KW.
+//     tail bits, so tail bits xor to 0 and the GEMM's K stays C_IN*KH*KW. On CPU devices at stride 1 where
+//     the output rows keep the input's width, channel_pack_patches_* does both in one launch (see there).
 //
 // Chunk: the kernels pack the output positions of rows [oy0, oy0 + rows) of batches [n0, n0 + n_count) (the
 // host splits large layers). Column p is batch n0 + p / (rows*OW), output row

@@ -2,8 +2,9 @@
 // Launches cl_kernels/im2col_pack.cl: binarizes the input and writes the packed k-major patch matrix, in the
 // layer's layout (dense from bit rows: row_pack_* then im2col_pack_rows; dense bit by bit (dilation_x > 1):
 // one launch of im2col_pack_*; channel-packed: channel_pack_* then im2col_pack_words in vector runs on CPU
-// devices, channel_pack_pixel_* then im2col_pack_word a word per work-item elsewhere
-// (RuntimeState::pack_in_runs); a packed input, unit-packed: one launch of im2col_pack_units).
+// devices, or one launch of channel_pack_patches_* at stride 1 where OW == W, channel_pack_pixel_* then
+// im2col_pack_word a word per work-item elsewhere (RuntimeState::pack_in_runs); a packed input, unit-packed:
+// one launch of im2col_pack_units).
 #pragma once
 
 #include <cstdint>
@@ -54,7 +55,8 @@ class Im2colPackLauncher {
   static std::int64_t output_runs(const LayerDims& d, const Chunk& c);
   std::vector<Plan::Launch> launches(const LayerDims& d, const Chunk& c,
                                      InputType input = InputType::F32) const;
-  // Packs the chunk's patches (channel-packed layouts go through `packed`, [n_count][iy_count][W][Cw] words,
+  // Packs the chunk's patches (channel-packed layouts in two launches go through `packed`,
+  // [n_count][iy_count][W][Cw] words,
   // bit-row layouts through `packed` as [n_count][C_IN][iy_count][Rw] words);
   // a packed input (InputType::Packed, unit-packed layouts only) is read straight into the patches by
   // im2col_pack_units; pad_bit is the bit of every pad tap (1 only for pad_value +1). Appends (kernel,
