@@ -870,16 +870,31 @@ static inline __attribute__((always_inline)) void or_column(
   *hit3 |= interval_hits8(g3, vload8(3, lo), vload8(3, count));
 }
 
+// The scalars of xnor_gemm_bits, one struct passed by value as fused_gemm_scalars (see there); the host's
+// BitsGemmScalars (src/ops/binary_convolution/xnor_gemm.cpp) has the same fields in the same order.
+typedef struct {
+  ulong OHW, row_offset;
+  int M, filter_row, Kw, K, P, P_pad, per_image, n0, correct;
+  float v;
+  int OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes, Cw_out;
+  int pool_KH, pool_KW, pool_sy, pool_sx, pool_pt, pool_pl, POH, POW, OH, py_first, py_count;
+} bits_gemm_scalars;
 __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bits(
     __global const word_t* restrict filters, __global const word_t* restrict patches,
-    __global uint* restrict words, const int M, const int filter_row, const int Kw, const int K, const int P,
-    const int P_pad, const int per_image, const int n0, const ulong OHW, const ulong row_offset,
-    const int correct, const float v, __global const int* restrict s_table, const int OW, const int oy0,
-    const int oy_lo, const int oy_hi, const int ox_lo, const int ox_hi, const int row_classes,
-    const int column_classes, __global const uint* restrict keys, __global const uint* restrict modes,
-    __global const int* restrict int_lo, __global const uint* restrict int_count, const int Cw_out,
-    const int pool_KH, const int pool_KW, const int pool_sy, const int pool_sx, const int pool_pt,
-    const int pool_pl, const int POH, const int POW, const int OH, const int py_first, const int py_count) {
+    __global uint* restrict words, __global const int* restrict s_table, __global const uint* restrict keys,
+    __global const uint* restrict modes, __global const int* restrict int_lo,
+    __global const uint* restrict int_count, const bits_gemm_scalars scalars) {
+  const ulong OHW = scalars.OHW, row_offset = scalars.row_offset;
+  const int M = scalars.M, filter_row = scalars.filter_row, Kw = scalars.Kw, K = scalars.K, P = scalars.P;
+  const int P_pad = scalars.P_pad, per_image = scalars.per_image, n0 = scalars.n0, correct = scalars.correct;
+  const float v = scalars.v;
+  const int OW = scalars.OW, oy0 = scalars.oy0, oy_lo = scalars.oy_lo, oy_hi = scalars.oy_hi;
+  const int ox_lo = scalars.ox_lo, ox_hi = scalars.ox_hi, row_classes = scalars.row_classes;
+  const int column_classes = scalars.column_classes, Cw_out = scalars.Cw_out;
+  const int pool_KH = scalars.pool_KH, pool_KW = scalars.pool_KW, pool_sy = scalars.pool_sy;
+  const int pool_sx = scalars.pool_sx, pool_pt = scalars.pool_pt, pool_pl = scalars.pool_pl;
+  const int POH = scalars.POH, POW = scalars.POW, OH = scalars.OH;
+  const int py_first = scalars.py_first, py_count = scalars.py_count;
   const int word = (int)get_global_id(1);
   const int o0 = word * 32;
   PAD_FOLD_FROM_ARGUMENTS(fold);

@@ -23,6 +23,15 @@ struct FusedGemmScalars {
 };
 static_assert(sizeof(FusedGemmScalars) == 2 * 8 + 23 * 4 + 4,
               "FusedGemmScalars: 8-byte aligned, no inner padding");
+// The scalar arguments of xnor_gemm_bits, field for field the kernel's bits_gemm_scalars.
+struct BitsGemmScalars {
+  cl_ulong OHW, row_offset;
+  cl_int M, filter_row, Kw, K, P, P_pad, per_image, n0, correct;
+  cl_float v;
+  cl_int OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes, Cw_out;
+  cl_int pool_KH, pool_KW, pool_sy, pool_sx, pool_pt, pool_pl, POH, POW, OH, py_first, py_count;
+};
+static_assert(sizeof(BitsGemmScalars) == 2 * 8 + 30 * 4, "BitsGemmScalars: 8-byte aligned, no inner padding");
 
 // Output indices o in [0, out) whose taps start + o*stride + k*dilation (k in [0, taps)) all lie in [0,
 // size): [lo, hi) with 0 <= lo <= hi <= out.
@@ -273,35 +282,51 @@ cl::Event XnorGemmLauncher::enqueue_packed(const cl::CommandQueue& queue, const 
   if (!packed_()) packed_ = make_kernel(program_, packed_kernel_name(), device_, config_.work_group_size());
   const Plan::Launch l = packed_launch(c, d, pool);
   const std::pair<int, int> pooled_rows = pool.KH > 0 ? pool.rows_of(d, c) : std::pair<int, int>(0, 0);
+  const Border& b = fold.border;
+  BitsGemmScalars scalars{d.output_plane(),
+                          std::uint64_t(c.oy0) * std::uint64_t(d.OW),
+                          d.C_OUT,
+                          filter_row_words(M_pad, d.word_bits),
+                          d.Kw,
+                          d.K,
+                          c.P,
+                          c.P_pad,
+                          c.rows * d.OW,
+                          c.n0,
+                          fold.correct ? 1 : 0,
+                          fold.v,
+                          d.OW,
+                          c.oy0,
+                          b.oy_lo,
+                          b.oy_hi,
+                          b.ox_lo,
+                          b.ox_hi,
+                          fold.row_classes,
+                          fold.column_classes,
+                          e.Cw_out,
+                          pool.KH,
+                          pool.KW,
+                          pool.stride_y,
+                          pool.stride_x,
+                          pool.pad_top,
+                          pool.pad_left,
+                          pool.POH,
+                          pool.POW,
+                          d.OH,
+                          pooled_rows.first,
+                          pooled_rows.second};
   return cl_call(
       [&] {
         cl_uint i = 0;
         packed_.setArg(i++, filters);
         packed_.setArg(i++, patches);
         packed_.setArg(i++, output);
-        for (int v :
-             {d.C_OUT, filter_row_words(M_pad, d.word_bits), d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
-          packed_.setArg(i++, static_cast<cl_int>(v));
-        }
-        packed_.setArg(i++, static_cast<cl_ulong>(d.output_plane()));
-        packed_.setArg(i++, static_cast<cl_ulong>(std::uint64_t(c.oy0) * std::uint64_t(d.OW)));
-        packed_.setArg(i++, static_cast<cl_int>(fold.correct ? 1 : 0));
-        packed_.setArg(i++, static_cast<cl_float>(fold.v));
         packed_.setArg(i++, fold.correct ? sat : filters);
-        const Border& b = fold.border;
-        for (int v :
-             {d.OW, c.oy0, b.oy_lo, b.oy_hi, b.ox_lo, b.ox_hi, fold.row_classes, fold.column_classes}) {
-          packed_.setArg(i++, static_cast<cl_int>(v));
-        }
         packed_.setArg(i++, e.keys);
         packed_.setArg(i++, e.modes);
         packed_.setArg(i++, e.int_lo);
         packed_.setArg(i++, e.int_count);
-        packed_.setArg(i++, static_cast<cl_int>(e.Cw_out));
-        for (int v : {pool.KH, pool.KW, pool.stride_y, pool.stride_x, pool.pad_top, pool.pad_left, pool.POH,
-                      pool.POW, d.OH, pooled_rows.first, pooled_rows.second}) {
-          packed_.setArg(i++, static_cast<cl_int>(v));
-        }
+        packed_.setArg(i++, sizeof(scalars), &scalars);
         cl::Event ev;
         const auto gate = launch_gate();
         queue.enqueueNDRangeKernel(packed_, cl::NullRange, cl::NDRange(l.global[0], l.global[1]),
