@@ -248,6 +248,34 @@ inline int16 float_greater16(const uint16 u, const uint t) {
   return as_float16(u) > (float16)(threshold_of_key(t));
 }
 #define VLOAD_BITS_F32(ptr, index) vload16(0, (ptr) + (index))
+// The channel words of a full run of PACK_RUN pixels, the first at element `first` of x, channels `count`
+// planes one after the other from there, thresholds `keys`: bit j of lane i is channel j of pixel i, bits
+// 0..31 in lo, 32..63 in hi (64-bit words).
+#define PACK_FULL_RUN(lo, hi, x, first, plane, keys, count, VLOAD_BITS, GREATER16)                 \
+  do {                                                                                             \
+    lo = (uint16)0u;                                                                               \
+    hi = (uint16)0u;                                                                               \
+    ulong index_ = (first);                                                                        \
+    const int count_lo_ = min((count), 32);                                                        \
+    for (int j_ = 0; j_ < count_lo_; ++j_) {                                                       \
+      lo |= as_uint16(GREATER16(VLOAD_BITS((x), index_), (keys)[j_])) & (uint16)(1u << j_);        \
+      index_ += (plane);                                                                           \
+    }                                                                                              \
+    for (int j_ = 32; j_ < (count); ++j_) {                                                        \
+      hi |= as_uint16(GREATER16(VLOAD_BITS((x), index_), (keys)[j_])) & (uint16)(1u << (j_ - 32)); \
+      index_ += (plane);                                                                           \
+    }                                                                                              \
+  } while (0)
+// The channel word of one pixel, at element `index0` of x (order keys, as order_key()).
+#define PACK_PIXEL_WORD(word, x, index0, plane, keys, count, LOAD_BITS)                 \
+  do {                                                                                  \
+    ulong index_ = (index0);                                                            \
+    word = 0;                                                                           \
+    for (int j_ = 0; j_ < (count); ++j_) {                                              \
+      word |= (word_t)(order_key(LOAD_BITS((x), index_)) > (keys)[j_] ? 1u : 0u) << j_; \
+      index_ += (plane);                                                                \
+    }                                                                                   \
+  } while (0)
 #define VLOAD_BITS_U8(ptr, index) as_uint16(convert_float16(vload16(0, (ptr) + (index))))
 #define DEFINE_CHANNEL_PACK(NAME, TYPE, LOAD_BITS, VLOAD_BITS, GREATER16)                                  \
   __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                 \
@@ -268,29 +296,13 @@ inline int16 float_greater16(const uint16 u, const uint t) {
     const int count = min(WORD_BITS, C_IN - c0);                                                           \
     __global word_t* out = packed + ((ulong)image * (ulong)per_image + (ulong)r0) * (ulong)Cw + (ulong)cw; \
     if (n_pixels == PACK_RUN) {                                                                            \
-      /* Bits 0..31 of the 16 words in lo, bits 32..63 in hi. */                                           \
-      uint16 lo = (uint16)0u;                                                                              \
-      uint16 hi = (uint16)0u;                                                                              \
-      ulong index = first;                                                                                 \
-      const int count_lo = min(count, 32);                                                                 \
-      for (int j = 0; j < count_lo; ++j) {                                                                 \
-        lo |= as_uint16(GREATER16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << j);            \
-        index += plane;                                                                                    \
-      }                                                                                                    \
-      for (int j = 32; j < count; ++j) {                                                                   \
-        hi |= as_uint16(GREATER16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << (j - 32));     \
-        index += plane;                                                                                    \
-      }                                                                                                    \
+      uint16 lo, hi;                                                                                       \
+      PACK_FULL_RUN(lo, hi, x, first, plane, thr_keys + c0, count, VLOAD_BITS, GREATER16);                 \
       STORE_RUN(out, lo, hi, Cw);                                                                          \
     } else {                                                                                               \
       for (int i = 0; i < n_pixels; ++i) {                                                                 \
-        ulong index = first + (ulong)i;                                                                    \
-        word_t word = 0;                                                                                   \
-        for (int j = 0; j < count; ++j) {                                                                  \
-          const uint u = LOAD_BITS(x, index);                                                              \
-          word |= (word_t)(order_key(u) > thr_keys[c0 + j] ? 1u : 0u) << j;                                \
-          index += plane;                                                                                  \
-        }                                                                                                  \
+        word_t word;                                                                                       \
+        PACK_PIXEL_WORD(word, x, first + (ulong)i, plane, thr_keys + c0, count, LOAD_BITS);                \
         out[(ulong)i * (ulong)Cw] = word;                                                                  \
       }                                                                                                    \
     }                                                                                                      \
@@ -377,83 +389,69 @@ static inline void store_pad_taps(__global word_t* patches, const int line, cons
     for (int ox = right_start; ox < s.W; ++ox) out[ox] = pad_word;
   }
 }
-#define DEFINE_CHANNEL_PACK_PATCHES(NAME, TYPE, LOAD_BITS, VLOAD_BITS, GREATER16)                          \
-  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                 \
-      __global const TYPE* restrict x, __global word_t* restrict patches,                                  \
-      __global const uint* restrict thr_keys, const channel_pack_patches_scalars scalars) {                \
-    CHANNEL_PACK_PATCHES_SCALARS(SCALAR_LOCAL)                                                             \
-    const int g = (int)get_global_id(0);                                                                   \
-    const int cw = (int)get_global_id(1);                                                                  \
-    if (g > runs + pad_items) return;                                                                      \
-    const int c0 = cw * WORD_BITS;                                                                         \
-    const int count = min(WORD_BITS, C_IN - c0);                                                           \
-    const word_t ones = pad_bit ? ~(word_t)0 : (word_t)0;                                                  \
-    const word_t pad_word = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);                 \
-    if (g == runs + pad_items) {                                                                           \
-      for (int t = 0; t < KH * KW; ++t)                                                                    \
+#define DEFINE_CHANNEL_PACK_PATCHES(NAME, TYPE, LOAD_BITS, VLOAD_BITS, GREATER16)                         \
+  __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void NAME(                                \
+      __global const TYPE* restrict x, __global word_t* restrict patches,                                 \
+      __global const uint* restrict thr_keys, const channel_pack_patches_scalars scalars) {               \
+    CHANNEL_PACK_PATCHES_SCALARS(SCALAR_LOCAL)                                                            \
+    const int g = (int)get_global_id(0);                                                                  \
+    const int cw = (int)get_global_id(1);                                                                 \
+    if (g > runs + pad_items) return;                                                                     \
+    const int c0 = cw * WORD_BITS;                                                                        \
+    const int count = min(WORD_BITS, C_IN - c0);                                                          \
+    const word_t ones = pad_bit ? ~(word_t)0 : (word_t)0;                                                 \
+    const word_t pad_word = count >= WORD_BITS ? ones : ones & (((word_t)1 << count) - 1);                \
+    if (g == runs + pad_items) {                                                                          \
+      for (int t = 0; t < KH * KW; ++t)                                                                   \
         for (int p = P; p < P_pad; ++p) patches[(ulong)(t * Cw + cw) * (ulong)P_pad + (ulong)p] = 0;      \
-      return;                                                                                              \
-    }                                                                                                      \
-    int run, e;                                                                                            \
-    item_of(g, runs, pad_items, &run, &e);                                                                 \
-    if (run < 0) {                                                                                         \
-      const int line = e / KH;                                                                             \
-      store_pad_taps(patches, line, e - line * KH, cw, pad_word, scalars);                                 \
-      return;                                                                                              \
-    }                                                                                                      \
-    const int image = run / runs_per_image;                                                                \
-    const int r0 = (run - image * runs_per_image) * PACK_RUN;                                              \
-    const int per_image = iy_count * W;                                                                    \
-    const int n_pixels = min(PACK_RUN, per_image - r0);                                                    \
-    const ulong plane = (ulong)H * (ulong)W;                                                               \
-    const ulong first =                                                                                    \
-        ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W + (ulong)r0;  \
-    word16_t words;                                                                                        \
-    if (n_pixels == PACK_RUN) {                                                                            \
-      uint16 lo = (uint16)0u;                                                                              \
-      uint16 hi = (uint16)0u;                                                                              \
-      ulong index = first;                                                                                 \
-      const int count_lo = min(count, 32);                                                                 \
-      for (int j = 0; j < count_lo; ++j) {                                                                 \
-        lo |= as_uint16(GREATER16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << j);            \
-        index += plane;                                                                                    \
-      }                                                                                                    \
-      for (int j = 32; j < count; ++j) {                                                                   \
-        hi |= as_uint16(GREATER16(VLOAD_BITS(x, index), thr_keys[c0 + j])) & (uint16)(1u << (j - 32));     \
-        index += plane;                                                                                    \
-      }                                                                                                    \
-      words = RUN_WORDS(lo, hi);                                                                           \
-    } else {                                                                                               \
-      word_t run_words[PACK_RUN];                                                                          \
-      for (int i = 0; i < PACK_RUN; ++i) {                                                                 \
-        ulong index = first + (ulong)i;                                                                    \
-        word_t word = 0;                                                                                   \
-        for (int j = 0; i < n_pixels && j < count; ++j) {                                                  \
-          word |= (word_t)(order_key(LOAD_BITS(x, index)) > thr_keys[c0 + j] ? 1u : 0u) << j;              \
-          index += plane;                                                                                  \
-        }                                                                                                  \
-        run_words[i] = word;                                                                               \
-      }                                                                                                    \
-      words = vload16(0, run_words);                                                                       \
-    }                                                                                                      \
-    /* Each lane's input column (runs may cross rows, and rows may be narrower than a run). */             \
-    const int first_column = r0 - (r0 / W) * W;                                                            \
-    int16 column = (int16)first_column + LANES16;                                                          \
-    while (any(column >= (int16)W)) column = select(column, column - (int16)W, column >= (int16)W);        \
-    const int out_per_image = rows * W;                                                                    \
-    __global word_t* image_patches = patches + (ulong)image * (ulong)out_per_image;                        \
-    for (int kx = 0; kx < KW; ++kx) {                                                                      \
-      const int column_shift = pad_left - kx * dilation_x;                                                 \
-      const int16 out_column = column + (int16)column_shift;                                               \
-      const word16_t v =                                                                                   \
-          select((word16_t)pad_word, words, MASK16(out_column >= (int16)0 & out_column < (int16)W));       \
-      for (int ky = 0; ky < KH; ++ky) {                                                                    \
-        const long row_shift = (long)iy_first + pad_top - (long)ky * dilation_y - oy0;                     \
-        const long p0 = r0 + row_shift * W + column_shift;                                                 \
-        store_patch_run(image_patches + (ulong)((ky * KW + kx) * Cw + cw) * (ulong)P_pad, v, p0,           \
-                        out_per_image, n_pixels);                                                          \
-      }                                                                                                    \
-    }                                                                                                      \
+      return;                                                                                             \
+    }                                                                                                     \
+    int run, e;                                                                                           \
+    item_of(g, runs, pad_items, &run, &e);                                                                \
+    if (run < 0) {                                                                                        \
+      const int line = e / KH;                                                                            \
+      store_pad_taps(patches, line, e - line * KH, cw, pad_word, scalars);                                \
+      return;                                                                                             \
+    }                                                                                                     \
+    const int image = run / runs_per_image;                                                               \
+    const int r0 = (run - image * runs_per_image) * PACK_RUN;                                             \
+    const int per_image = iy_count * W;                                                                   \
+    const int n_pixels = min(PACK_RUN, per_image - r0);                                                   \
+    const ulong plane = (ulong)H * (ulong)W;                                                              \
+    const ulong first =                                                                                   \
+        ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W + (ulong)r0; \
+    word16_t words;                                                                                       \
+    if (n_pixels == PACK_RUN) {                                                                           \
+      uint16 lo, hi;                                                                                      \
+      PACK_FULL_RUN(lo, hi, x, first, plane, thr_keys + c0, count, VLOAD_BITS, GREATER16);                \
+      words = RUN_WORDS(lo, hi);                                                                          \
+    } else {                                                                                              \
+      word_t run_words[PACK_RUN];                                                                         \
+      for (int i = 0; i < PACK_RUN; ++i) {                                                                \
+        run_words[i] = 0;                                                                                 \
+        if (i < n_pixels)                                                                                 \
+          PACK_PIXEL_WORD(run_words[i], x, first + (ulong)i, plane, thr_keys + c0, count, LOAD_BITS);     \
+      }                                                                                                   \
+      words = vload16(0, run_words);                                                                      \
+    }                                                                                                     \
+    /* Each lane's input column (runs may cross rows, and rows may be narrower than a run). */            \
+    const int first_column = r0 - (r0 / W) * W;                                                           \
+    int16 column = (int16)first_column + LANES16;                                                         \
+    while (any(column >= (int16)W)) column = select(column, column - (int16)W, column >= (int16)W);       \
+    const int out_per_image = rows * W;                                                                   \
+    __global word_t* image_patches = patches + (ulong)image * (ulong)out_per_image;                       \
+    for (int kx = 0; kx < KW; ++kx) {                                                                     \
+      const int column_shift = pad_left - kx * dilation_x;                                                \
+      const int16 out_column = column + (int16)column_shift;                                              \
+      const word16_t v =                                                                                  \
+          select((word16_t)pad_word, words, MASK16(out_column >= (int16)0 & out_column < (int16)W));      \
+      for (int ky = 0; ky < KH; ++ky) {                                                                   \
+        const long row_shift = (long)iy_first + pad_top - (long)ky * dilation_y - oy0;                    \
+        const long p0 = r0 + row_shift * W + column_shift;                                                \
+        store_patch_run(image_patches + (ulong)((ky * KW + kx) * Cw + cw) * (ulong)P_pad, v, p0,          \
+                        out_per_image, n_pixels);                                                         \
+      }                                                                                                   \
+    }                                                                                                     \
   }
 DEFINE_CHANNEL_PACK_PATCHES(channel_pack_patches_f32, uint, LOAD_BITS_F32, VLOAD_BITS_F32, key_greater16)
 DEFINE_CHANNEL_PACK_PATCHES(channel_pack_patches_f32_native_compare, uint, LOAD_BITS_F32, VLOAD_BITS_F32,

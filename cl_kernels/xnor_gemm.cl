@@ -574,17 +574,30 @@ static inline void store_run_fused(__global float* y, const count_t acc[TM][TN],
 }
 #endif
 
-// The parameters of xnor_gemm_fused and xnor_gemm_fused_runs (the host sets the same arguments for both): the
-// buffers, then every scalar in one struct passed by value. PoCL's launch costs about 0.2 us per kernel
-// argument whatever its type (64 launches of a kernel with 29 int arguments took 6-8 us more each than
-// with one), paid between one kernel's end and the next one's start; 25 scalars were 5-6 us per launch.
-// The host's FusedGemmScalars (src/ops/binary_convolution/xnor_gemm.cpp) has the same fields in the same
-// order: 64-bit fields first and 32-bit ones after, so that no padding differs between host and device.
+// The scalars of the GEMMs with an epilogue, passed by value as one struct argument: PoCL's launch costs
+// about 0.2 us per kernel argument whatever its type (64 launches of a kernel with 29 int arguments took 6-8
+// us more each than with one), paid between one kernel's end and the next one's start. gemm_scalars is the
+// part they share, the layer and chunk and the pad fold; the host's structs of the same names in CamelCase
+// (src/ops/binary_convolution/xnor_gemm.cpp) have the same fields in the same order, 64-bit ones first.
 typedef struct {
   ulong OHW, row_offset;
   int M, filter_row, Kw, K, P, P_pad, per_image, n0, correct;
   float v;
-  int OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes, out_mode, Cw_out;
+  int OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes, Cw_out;
+} gemm_scalars;
+// The shared scalars under their own names, so that the kernel bodies read them as parameters.
+#define GEMM_SCALARS(s)                                                                                      \
+  const ulong OHW = (s).OHW, row_offset = (s).row_offset;                                                  \
+  const int M = (s).M, filter_row = (s).filter_row, Kw = (s).Kw, K = (s).K, P = (s).P, P_pad = (s).P_pad;  \
+  const int per_image = (s).per_image, n0 = (s).n0, correct = (s).correct;                                 \
+  const float v = (s).v;                                                                                   \
+  const int OW = (s).OW, oy0 = (s).oy0, oy_lo = (s).oy_lo, oy_hi = (s).oy_hi, ox_lo = (s).ox_lo;           \
+  const int ox_hi = (s).ox_hi, row_classes = (s).row_classes, column_classes = (s).column_classes;         \
+  const int Cw_out = (s).Cw_out
+// xnor_gemm_fused's and xnor_gemm_fused_runs's (the host sets the same arguments for both).
+typedef struct {
+  gemm_scalars gemm;
+  int out_mode;
   float clamp_lo, clamp_hi;
   int also_packed;
 } fused_gemm_scalars;
@@ -594,19 +607,10 @@ typedef struct {
       __global const float* restrict scale, __global const float* restrict bias,                           \
       __global const uint* restrict keys, __global const uint* restrict modes,                             \
       __global const float* restrict shortcut, const fused_gemm_scalars scalars
-// The scalars under their own names, so that the kernel bodies read them as parameters.
-#define FUSED_GEMM_SCALARS                                                                                  \
-  const ulong OHW = scalars.OHW, row_offset = scalars.row_offset;                                         \
-  const int M = scalars.M, filter_row = scalars.filter_row, Kw = scalars.Kw, K = scalars.K, P = scalars.P; \
-  const int P_pad = scalars.P_pad, per_image = scalars.per_image, n0 = scalars.n0;                        \
-  const int correct = scalars.correct;                                                                     \
-  const float v = scalars.v;                                                                               \
-  const int OW = scalars.OW, oy0 = scalars.oy0, oy_lo = scalars.oy_lo, oy_hi = scalars.oy_hi;             \
-  const int ox_lo = scalars.ox_lo, ox_hi = scalars.ox_hi, row_classes = scalars.row_classes;              \
-  const int column_classes = scalars.column_classes, out_mode = scalars.out_mode;                         \
-  const int Cw_out = scalars.Cw_out;                                                                       \
-  const float clamp_lo = scalars.clamp_lo, clamp_hi = scalars.clamp_hi;                                    \
-  const int also_packed = scalars.also_packed
+#define FUSED_GEMM_SCALARS                                                                              \
+  GEMM_SCALARS(scalars.gemm);                                                                          \
+  const int out_mode = scalars.out_mode, also_packed = scalars.also_packed;                            \
+  const float clamp_lo = scalars.clamp_lo, clamp_hi = scalars.clamp_hi
 
 __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm_fused(
     FUSED_GEMM_PARAMETERS) {
@@ -870,13 +874,9 @@ static inline __attribute__((always_inline)) void or_column(
   *hit3 |= interval_hits8(g3, vload8(3, lo), vload8(3, count));
 }
 
-// The scalars of xnor_gemm_bits, one struct passed by value as fused_gemm_scalars (see there); the host's
-// BitsGemmScalars (src/ops/binary_convolution/xnor_gemm.cpp) has the same fields in the same order.
+// xnor_gemm_bits's scalars (see gemm_scalars).
 typedef struct {
-  ulong OHW, row_offset;
-  int M, filter_row, Kw, K, P, P_pad, per_image, n0, correct;
-  float v;
-  int OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes, Cw_out;
+  gemm_scalars gemm;
   int pool_KH, pool_KW, pool_sy, pool_sx, pool_pt, pool_pl, POH, POW, OH, py_first, py_count;
 } bits_gemm_scalars;
 __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bits(
@@ -884,13 +884,7 @@ __kernel __attribute__((reqd_work_group_size(WG * WG, 1, 1))) void xnor_gemm_bit
     __global uint* restrict words, __global const int* restrict s_table, __global const uint* restrict keys,
     __global const uint* restrict modes, __global const int* restrict int_lo,
     __global const uint* restrict int_count, const bits_gemm_scalars scalars) {
-  const ulong OHW = scalars.OHW, row_offset = scalars.row_offset;
-  const int M = scalars.M, filter_row = scalars.filter_row, Kw = scalars.Kw, K = scalars.K, P = scalars.P;
-  const int P_pad = scalars.P_pad, per_image = scalars.per_image, n0 = scalars.n0, correct = scalars.correct;
-  const float v = scalars.v;
-  const int OW = scalars.OW, oy0 = scalars.oy0, oy_lo = scalars.oy_lo, oy_hi = scalars.oy_hi;
-  const int ox_lo = scalars.ox_lo, ox_hi = scalars.ox_hi, row_classes = scalars.row_classes;
-  const int column_classes = scalars.column_classes, Cw_out = scalars.Cw_out;
+  GEMM_SCALARS(scalars.gemm);
   const int pool_KH = scalars.pool_KH, pool_KW = scalars.pool_KW, pool_sy = scalars.pool_sy;
   const int pool_sx = scalars.pool_sx, pool_pt = scalars.pool_pt, pool_pl = scalars.pool_pl;
   const int POH = scalars.POH, POW = scalars.POW, OH = scalars.OH;

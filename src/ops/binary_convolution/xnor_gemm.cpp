@@ -10,28 +10,53 @@
 namespace xnorcl::detail {
 namespace {
 
-// The scalar arguments of xnor_gemm_fused and xnor_gemm_fused_runs as one struct passed by value, field for
-// field the kernel's fused_gemm_scalars (cl_kernels/xnor_gemm.cl): PoCL pays about 0.2 us per kernel
-// argument at each launch. 64-bit fields first, then 32-bit ones: the same layout in C and OpenCL C.
-struct FusedGemmScalars {
-  cl_ulong OHW, row_offset;
-  cl_int M, filter_row, Kw, K, P, P_pad, per_image, n0, correct;
-  cl_float v;
-  cl_int OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes, out_mode, Cw_out;
-  cl_float clamp_lo, clamp_hi;
-  cl_int also_packed;
-};
-static_assert(sizeof(FusedGemmScalars) == 2 * 8 + 23 * 4 + 4,
-              "FusedGemmScalars: 8-byte aligned, no inner padding");
-// The scalar arguments of xnor_gemm_bits, field for field the kernel's bits_gemm_scalars.
-struct BitsGemmScalars {
+// The GEMM kernels' scalar arguments as one struct passed by value, field for field the kernels' structs of
+// the same names in snake_case (cl_kernels/xnor_gemm.cl): PoCL pays about 0.2 us per kernel argument at each
+// launch. 64-bit fields first, then 32-bit ones: the same layout in C and OpenCL C.
+struct GemmScalars {  // the part every GEMM with an epilogue reads: the layer, the chunk, the pad fold
   cl_ulong OHW, row_offset;
   cl_int M, filter_row, Kw, K, P, P_pad, per_image, n0, correct;
   cl_float v;
   cl_int OW, oy0, oy_lo, oy_hi, ox_lo, ox_hi, row_classes, column_classes, Cw_out;
+};
+static_assert(sizeof(GemmScalars) == 2 * 8 + 19 * 4 + 4, "GemmScalars: 8-byte aligned, no inner padding");
+struct FusedGemmScalars {
+  GemmScalars gemm;
+  cl_int out_mode;
+  cl_float clamp_lo, clamp_hi;
+  cl_int also_packed;
+};
+struct BitsGemmScalars {
+  GemmScalars gemm;
   cl_int pool_KH, pool_KW, pool_sy, pool_sx, pool_pt, pool_pl, POH, POW, OH, py_first, py_count;
 };
-static_assert(sizeof(BitsGemmScalars) == 2 * 8 + 30 * 4, "BitsGemmScalars: 8-byte aligned, no inner padding");
+static_assert(sizeof(FusedGemmScalars) == sizeof(GemmScalars) + 4 * 4, "FusedGemmScalars: no padding");
+static_assert(sizeof(BitsGemmScalars) == sizeof(GemmScalars) + 11 * 4 + 4, "BitsGemmScalars: 8-byte aligned");
+
+GemmScalars gemm_scalars(const LayerDims& d, int M_pad, const Chunk& c, const PadFold& fold, int Cw_out) {
+  const Border& b = fold.border;
+  return {d.output_plane(),
+          std::uint64_t(c.oy0) * std::uint64_t(d.OW),
+          d.C_OUT,
+          filter_row_words(M_pad, d.word_bits),
+          d.Kw,
+          d.K,
+          c.P,
+          c.P_pad,
+          c.rows * d.OW,
+          c.n0,
+          fold.correct ? 1 : 0,
+          fold.v,
+          d.OW,
+          c.oy0,
+          b.oy_lo,
+          b.oy_hi,
+          b.ox_lo,
+          b.ox_hi,
+          fold.row_classes,
+          fold.column_classes,
+          Cw_out};
+}
 
 // Output indices o in [0, out) whose taps start + o*stride + k*dilation (k in [0, taps)) all lie in [0,
 // size): [lo, hi) with 0 <= lo <= hi <= out.
@@ -187,32 +212,8 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
   if (!kernel())
     kernel = make_kernel(program_, fused_kernel_for(d, c, e), device_, config_.work_group_size());
   Plan::Launch l = launch(M_pad, c);
-  const Border& b = fold.border;
-  FusedGemmScalars scalars{d.output_plane(),
-                           std::uint64_t(c.oy0) * std::uint64_t(d.OW),
-                           d.C_OUT,
-                           filter_row_words(M_pad, d.word_bits),
-                           d.Kw,
-                           d.K,
-                           c.P,
-                           c.P_pad,
-                           c.rows * d.OW,
-                           c.n0,
-                           fold.correct ? 1 : 0,
-                           fold.v,
-                           d.OW,
-                           c.oy0,
-                           b.oy_lo,
-                           b.oy_hi,
-                           b.ox_lo,
-                           b.ox_hi,
-                           fold.row_classes,
-                           fold.column_classes,
-                           e.mode,
-                           e.Cw_out,
-                           e.clamp_low,
-                           e.clamp_high,
-                           e.also_packed ? 1 : 0};
+  const FusedGemmScalars scalars{gemm_scalars(d, M_pad, c, fold, e.Cw_out), e.mode, e.clamp_low, e.clamp_high,
+                                 e.also_packed ? 1 : 0};
   return cl_call(
       [&] {
         cl_uint i = 0;
@@ -282,39 +283,18 @@ cl::Event XnorGemmLauncher::enqueue_packed(const cl::CommandQueue& queue, const 
   if (!packed_()) packed_ = make_kernel(program_, packed_kernel_name(), device_, config_.work_group_size());
   const Plan::Launch l = packed_launch(c, d, pool);
   const std::pair<int, int> pooled_rows = pool.KH > 0 ? pool.rows_of(d, c) : std::pair<int, int>(0, 0);
-  const Border& b = fold.border;
-  BitsGemmScalars scalars{d.output_plane(),
-                          std::uint64_t(c.oy0) * std::uint64_t(d.OW),
-                          d.C_OUT,
-                          filter_row_words(M_pad, d.word_bits),
-                          d.Kw,
-                          d.K,
-                          c.P,
-                          c.P_pad,
-                          c.rows * d.OW,
-                          c.n0,
-                          fold.correct ? 1 : 0,
-                          fold.v,
-                          d.OW,
-                          c.oy0,
-                          b.oy_lo,
-                          b.oy_hi,
-                          b.ox_lo,
-                          b.ox_hi,
-                          fold.row_classes,
-                          fold.column_classes,
-                          e.Cw_out,
-                          pool.KH,
-                          pool.KW,
-                          pool.stride_y,
-                          pool.stride_x,
-                          pool.pad_top,
-                          pool.pad_left,
-                          pool.POH,
-                          pool.POW,
-                          d.OH,
-                          pooled_rows.first,
-                          pooled_rows.second};
+  const BitsGemmScalars scalars{gemm_scalars(d, M_pad, c, fold, e.Cw_out),
+                                pool.KH,
+                                pool.KW,
+                                pool.stride_y,
+                                pool.stride_x,
+                                pool.pad_top,
+                                pool.pad_left,
+                                pool.POH,
+                                pool.POW,
+                                d.OH,
+                                pooled_rows.first,
+                                pooled_rows.second};
   return cl_call(
       [&] {
         cl_uint i = 0;
