@@ -573,15 +573,11 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void im2col_pack_w
     const int r = q - image * per_image; /* (iy - iy_first)*W + ix: rows are contiguous in the plane */  \
     const ulong plane = (ulong)H * (ulong)W;                                                             \
     const int c0 = cw * WORD_BITS;                                                                       \
-    ulong index =                                                                                        \
+    const ulong index =                                                                                  \
         ((ulong)(n0 + image) * (ulong)C_IN + (ulong)c0) * plane + (ulong)iy_first * (ulong)W + (ulong)r; \
     const int count = min(WORD_BITS, C_IN - c0);                                                         \
-    word_t word = 0;                                                                                     \
-    for (int j = 0; j < count; ++j) {                                                                    \
-      const uint u = LOAD_BITS(x, index);                                                                \
-      word |= (word_t)(order_key(u) > thr_keys[c0 + j] ? 1u : 0u) << j;                                  \
-      index += plane;                                                                                    \
-    }                                                                                                    \
+    word_t word;                                                                                         \
+    PACK_PIXEL_WORD(word, x, index, plane, thr_keys + c0, count, LOAD_BITS);                             \
     packed[(ulong)q * (ulong)Cw + (ulong)cw] = word;                                                     \
   }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/binary_convolution/im2col_pack.hpp"
 
+#include <array>
 #include <vector>
 
 #include "runtime/cl_call.hpp"
@@ -37,6 +38,9 @@ bool Im2colPackLauncher::patches_in_one_launch(const LayerDims& d, InputType inp
   return runs_ && d.channel_packed && input != InputType::Packed && d.stride_x == 1 && d.stride_y == 1 &&
          d.OW == d.W && d.pad_left < d.W && pad_right < d.W;
 }
+
+// The most scalars a packing kernel takes (im2col_pack_rows, im2col_pack_words and im2col_pack_units: 21).
+constexpr std::size_t kMaxPackScalars = 24;
 
 // channel_pack_patches_*'s work-items after the pixel runs: one per output line of the chunk and kernel row
 // (the pad taps), then one for the zero columns.
@@ -149,13 +153,14 @@ cl::Event Im2colPackLauncher::enqueue(const cl::CommandQueue& queue, InputType i
   auto launch = [&](cl::Kernel& k, const Plan::Launch& l, const std::vector<cl::Event>* wait_list,
                     std::initializer_list<const cl::Buffer*> buffers,
                     std::initializer_list<std::int64_t> scalars) {
-    std::vector<cl_int> values;
-    for (std::int64_t v : scalars) values.push_back(static_cast<cl_int>(v));
+    std::array<cl_int, kMaxPackScalars> values{};  // on the stack: this runs at every launch
+    std::size_t count = 0;
+    for (std::int64_t v : scalars) values.at(count++) = static_cast<cl_int>(v);
     return cl_call(
         [&] {
           cl_uint i = 0;
           for (const cl::Buffer* b : buffers) k.setArg(i++, *b);
-          k.setArg(i++, values.size() * sizeof(cl_int), values.data());
+          k.setArg(i++, count * sizeof(cl_int), values.data());
           return run(k, l, wait_list);
         },
         std::string("enqueueing ") + l.kernel);
