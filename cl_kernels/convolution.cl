@@ -420,12 +420,12 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
 // chains); `rows` is a constant in each kernel, so the one-row kernel compiles without the second row.
 #define SPLIT_LOAD(at)                      \
   const float16 xv = vload16(0, xr + (at)); \
-  const float16 xv2 = rows == 2 ? vload16(0, xr + second_row + (at)) : xv;
+  const float16 xv2 = rows_now == 2 ? vload16(0, xr + second_row + (at)) : xv;
 #define SPLIT_TAP(i)                            \
   {                                             \
     const float16 wv = (float16)(wt[i]);        \
     a##i = fma(wv, xv, a##i);                   \
-    if (rows == 2) b##i = fma(wv, xv2, b##i);   \
+    if (rows_now == 2) b##i = fma(wv, xv2, b##i); \
   }
 // The block's 6 channels at one tap (weights wt[0..5]).
 #define SPLIT_TAPS \
@@ -453,13 +453,17 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
       ++column;                       \
     }                                 \
   }
+// The epilogue of 16 sums of one channel: scale and bias, then relu where asked.
+static inline float16 epilogue16(const float16 acc, const float s, const float b, const int relu) {
+  const float16 v = fma(acc, (float16)(s), (float16)(b));
+  return relu ? select((float16)(0.0f), v, v > (float16)(0.0f)) : v;
+}
 // Channel i of the block: the epilogue, then lanes [from, to) of its 16 from y_run (channel i's plane
 // `plane` floats further per channel). Lanes before `from` are an overlapping last block's, stored by the
 // block before it (one writer per value); lanes from `to` on lie past the row. All 16: one vector store.
 #define SPLIT_STORE(i, acc, y_run, from, to)                                    \
   if (i < channels) {                                                           \
-    float16 v = fma(acc, (float16)(scale[o0 + i]), (float16)(bias[o0 + i]));    \
-    if (relu) v = select((float16)(0.0f), v, v > (float16)(0.0f));              \
+    const float16 v = epilogue16(acc, scale[o0 + i], bias[o0 + i], relu);       \
     __global float* yo = (y_run) + (long)(i) * plane;                           \
     if ((from) <= 0 && (to) == SPLIT_COLS) {                                    \
       vstore16(v, 0, yo);                                                       \
@@ -478,61 +482,76 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_l
   SPLIT_STORE(4, acc##4, y_run, from, to)   \
   SPLIT_STORE(5, acc##5, y_run, from, to)
 
+// The offsets of the first SPLIT_MAX_UNROLLED taps of a kernel row in a row of the copy (phase * Wq +
+// column) for the 16 output columns from ox0, stepped without divisions; phase and column end at the tap
+// after them (the wider windows' loop continues from there).
+#define SPLIT_TAP_OFFSETS(ox0)                                            \
+  int tap_at[SPLIT_MAX_UNROLLED];                                         \
+  const int step_columns = DW / SW, step_phases = DW - step_columns * SW; \
+  int phase = 0, column = (ox0);                                          \
+  _Pragma("unroll") for (int kw = 0; kw < SPLIT_MAX_UNROLLED; ++kw) {     \
+    tap_at[kw] = phase * Wq + column;                                     \
+    SPLIT_NEXT_TAP(phase, column)                                         \
+  }
+// The sums of the block's 6 channels over every tap, added to a0..a5 for output row `top` and, with
+// n_rows 2, to b0..b5 for the row `second_at` floats further in the copy (SPLIT_TAP_OFFSETS in scope).
+#define SPLIT_SUMS(n_rows, top, second_at)                                                 \
+  {                                                                                        \
+    const int rows_now = (n_rows);                                                         \
+    const long second_row = (second_at);                                                   \
+    for (int c = 0; c < Cg; ++c) {                                                         \
+      for (int kh = 0; kh < KH; ++kh) {                                                    \
+        __global const float* xr = xg + ((long)c * Hp + SH * (top) + kh * DH) * row_words; \
+        __global const float* wr = wb + (c * KH + kh) * KW * SPLIT_CHANNELS;               \
+        if (KW == 3) {                                                                     \
+          SPLIT_ROW(3)                                                                     \
+        } else if (KW == 7) {                                                              \
+          SPLIT_ROW(7)                                                                     \
+        } else if (KW <= SPLIT_MAX_UNROLLED) {                                             \
+          SPLIT_ROW(KW)                                                                    \
+        } else { /* the taps past the unrolled ones continue the same steps */             \
+          SPLIT_ROW(SPLIT_MAX_UNROLLED)                                                    \
+          int ph = phase, cl = column;                                                     \
+          for (int kw = SPLIT_MAX_UNROLLED; kw < KW; ++kw) {                               \
+            SPLIT_LOAD(cl + ph * Wq)                                                       \
+            __global const float* wt = wr + kw * SPLIT_CHANNELS;                           \
+            SPLIT_TAPS                                                                     \
+            SPLIT_NEXT_TAP(ph, cl)                                                         \
+          }                                                                                \
+        }                                                                                  \
+      }                                                                                    \
+    }                                                                                      \
+  }
+#define SPLIT_ZERO_SUMS                                                     \
+  float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f; \
+  float16 b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f, b4 = 0.0f, b5 = 0.0f;
+
 // The body of both split kernels (`rows`: 1 or 2 output rows per work-item, a constant in each).
 // No restrict on its parameters: Oclgrind 21.10 cannot run an inlined function's restrict pointers.
-static inline void convolution_split_body(
-    __global const float* xs, __global const float* w, __global const float* scale, __global const float* bias,
-    __global float* y, const int Cg, const int Hp, const int SW,
-    const int Wq, const int Og, const int OH, const int OW, const int KH, const int KW, const int SH,
-    const int DH, const int DW, const int groups, const int channel_blocks, const int col_blocks,
-    const int total, const int relu, const int rows) {
+static inline void convolution_split_body(__global const float* xs, __global const float* w,
+                                          __global const float* scale, __global const float* bias,
+                                          __global float* y, const int Cg, const int Hp, const int SW,
+                                          const int Wq, const int Og, const int OH, const int OW,
+                                          const int KH, const int KW, const int SH, const int DH,
+                                          const int DW, const int groups, const int channel_blocks,
+                                          const int col_blocks, const int total, const int relu,
+                                          const int rows) {
   const int idx = (int)get_global_id(0);
   if (idx >= total) return;
-  const out_block b = out_block_of(idx, col_blocks, (OH + rows - 1) / rows, groups, channel_blocks, SPLIT_CHANNELS);
+  const out_block b =
+      out_block_of(idx, col_blocks, (OH + rows - 1) / rows, groups, channel_blocks, SPLIT_CHANNELS);
   const int col = b.col, oh = b.oh * rows, n = b.n, g = b.g, cb = b.cb, oi = b.oi;
   const int o0 = g * Og + oi;
   const int channels = min(SPLIT_CHANNELS, Og - oi);
   const int ox0 = col * SPLIT_COLS;
   const int count = min(SPLIT_COLS, OW - ox0);
-  // Each tap's offset in a row of the copy: phase * Wq + column, stepped without divisions.
-  int tap_at[SPLIT_MAX_UNROLLED];
-  const int step_columns = DW / SW, step_phases = DW - step_columns * SW;
-  int phase = 0, column = ox0;
-#pragma unroll
-  for (int kw = 0; kw < SPLIT_MAX_UNROLLED; ++kw) {
-    tap_at[kw] = phase * Wq + column;
-    SPLIT_NEXT_TAP(phase, column)
-  }
+  SPLIT_TAP_OFFSETS(ox0)
   const long row_words = (long)SW * Wq;
   __global const float* xg = xs + (long)(n * groups + g) * Cg * Hp * row_words;
   __global const float* wb = w + (long)cb * Cg * KH * KW * SPLIT_CHANNELS;
-  float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f;
-  float16 b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f, b4 = 0.0f, b5 = 0.0f;
-  // The second row's offset in the copy; a pair's missing second row (OH odd) computes the first again.
-  const long second_row = oh + 1 < OH ? SH * row_words : 0;
-  for (int c = 0; c < Cg; ++c) {
-    for (int kh = 0; kh < KH; ++kh) {
-      __global const float* xr = xg + ((long)c * Hp + oh * SH + kh * DH) * row_words;
-      __global const float* wr = wb + (c * KH + kh) * KW * SPLIT_CHANNELS;
-      if (KW == 3) {
-        SPLIT_ROW(3)
-      } else if (KW == 7) {
-        SPLIT_ROW(7)
-      } else if (KW <= SPLIT_MAX_UNROLLED) {
-        SPLIT_ROW(KW)
-      } else {
-        // Wider windows: the taps past the unrolled ones continue the same steps.
-        SPLIT_ROW(SPLIT_MAX_UNROLLED)
-        int ph = phase, cl = column;
-        for (int kw = SPLIT_MAX_UNROLLED; kw < KW; ++kw) {
-          SPLIT_LOAD(ph * Wq + cl)
-          __global const float* wt = wr + kw * SPLIT_CHANNELS;
-          SPLIT_TAPS
-          SPLIT_NEXT_TAP(ph, cl)
-        }
-      }
-    }
-  }
+  SPLIT_ZERO_SUMS
+  // A pair's missing second row (OH odd) computes the first again.
+  SPLIT_SUMS(rows, oh, oh + 1 < OH ? SH * row_words : 0)
   const long plane = (long)OH * OW;
   __global float* y_row = y + ((long)(n * groups * Og + o0) * OH + oh) * OW + ox0;
   SPLIT_STORES(a, y_row, 0, count)
@@ -541,11 +560,11 @@ static inline void convolution_split_body(
   }
 }
 
-#define SPLIT_PARAMETERS                                                                                    \
+#define SPLIT_PARAMETERS                                                                                     \
   __global const float *restrict xs, __global const float *restrict w, __global const float *restrict scale, \
-      __global const float *restrict bias, __global float *restrict y, const int Cg, const int Hp,            \
-      const int SW, const int Wq, const int Og, const int OH, const int OW, const int KH, const int KW,        \
-      const int SH, const int DH, const int DW, const int groups, const int channel_blocks,                   \
+      __global const float *restrict bias, __global float *restrict y, const int Cg, const int Hp,           \
+      const int SW, const int Wq, const int Og, const int OH, const int OW, const int KH, const int KW,      \
+      const int SH, const int DH, const int DW, const int groups, const int channel_blocks,                  \
       const int col_blocks, const int total, const int relu
 #define SPLIT_ARGUMENTS \
   xs, w, scale, bias, y, Cg, Hp, SW, Wq, Og, OH, OW, KH, KW, SH, DH, DW, groups, channel_blocks, col_blocks, total, relu
@@ -556,6 +575,171 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_s
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_split_rows2(SPLIT_PARAMETERS) {
   convolution_split_body(SPLIT_ARGUMENTS, 2);
+}
+
+// ---- convolution_split_maxpool: convolution_split with a 3x3, stride-2 max-pool whose window starts one
+// row and one column before its pair of outputs (pads_begin 1, 1), in the same launch
+// A pool output (py, px) is the maximum of the convolution's outputs in rows 2py-1 .. 2py+1 and columns
+// 2px-1 .. 2px+1 (those inside the convolution's output; pads are not taps). The windows overlap by a row
+// and a column, so a work-item owns whole pooled rows: one channel block (6 channels) x a band of `band`
+// pooled rows x every pooled column. It walks the columns in blocks of 16 convolution columns (8 pooled
+// ones), carrying each row's last column into the next block (`left`), and within a block the rows in pairs
+// (2py, 2py + 1), carrying the pooled row 2py + 1 into the next pooled row; only the band's first row
+// 2py0 - 1 is computed twice (by the band above too). The convolution's outputs are computed as
+// convolution_split computes them (the same bits), the epilogue applied, then pooled as maxpool_f32_runs_
+// native_compare does on a device whose float compare is exact: scanning each window row by row, a value
+// wins where it is greater than the best so far, so among equal values the first stays (-0 before +0);
+// NaN never wins; a window without a number gives -FLT_MAX. Scanning a window's rows in turn from the
+// previous rows' best is that scan, and so is taking a whole row's own best (its first maximum).
+// y [N][G*Og][POH][POW]. The copy is wide enough for every block's taps (the host sizes it).
+// The most pooled rows a work-item's band holds (the host's kMaxPoolBand).
+#define POOL_BAND_MAX 8
+// Lanes of a value vector that are no tap (outside the output) hold NaN, which never wins.
+#define POOL_TAKE(best, seen, v)          \
+  {                                       \
+    best = select(best, (v), (v) > best); \
+    seen |= (v) == (v);                   \
+  }
+// One convolution row's 16 columns v (block's lane j: column ox0 + j) into the running best of the 8 pooled
+// columns: for pooled column j the columns 2j - 1, 2j, 2j + 1 in order, column -1 being `left`. Lanes taken
+// with shuffle and shuffle2: Oclgrind 21.10 marks the result of a swizzle such as .odd or .hi of a 16-lane
+// vector uninitialized, and crashes on one with a lane left undefined.
+#define POOL_ROW(best, seen, v, left)                                                         \
+  {                                                                                           \
+    POOL_TAKE(best, seen, shuffle2((v), (float16)(left), (uint8)(16, 1, 3, 5, 7, 9, 11, 13))) \
+    POOL_TAKE(best, seen, shuffle((v), (uint8)(0, 2, 4, 6, 8, 10, 12, 14)))                   \
+    POOL_TAKE(best, seen, shuffle((v), (uint8)(1, 3, 5, 7, 9, 11, 13, 15)))                   \
+  }
+// Channel i's row: the epilogue of acc, lanes outside the output (columns from OW on, or a row past OH:
+// row_in false) NaN.
+#define POOL_VALUES(acc, i, row_in)                                          \
+  select((float16)(NAN), epilogue16(acc, scale[o0 + i], bias[o0 + i], relu), \
+         column_in&(int16)(row_in ? -1 : 0))
+
+// Channel i (accumulators ea for row 2py, ob for row 2py + 1) of a pooled row: the rows' values, the
+// pooled result stored (lanes up to `count`), the pooled row 2py + 1 kept as the next pooled row's first.
+#define POOL_PAIR(i, ea, ob)                                                       \
+  if (i < channels) {                                                              \
+    const float16 e = POOL_VALUES(ea, i, even_in), o = POOL_VALUES(ob, i, odd_in); \
+    float8 best = prev##i;                                                         \
+    int8 seen = prev_seen##i;                                                      \
+    POOL_ROW(best, seen, e, left[i][k])                                            \
+    float8 odd_best = (float8)(-INFINITY);                                         \
+    int8 odd_seen = (int8)(0);                                                     \
+    POOL_ROW(odd_best, odd_seen, o, left[i][k + 1])                                \
+    best = select(best, odd_best, odd_best > best);                                \
+    seen |= odd_seen;                                                              \
+    left[i][k] = e.sf;                                                             \
+    left[i][k + 1] = o.sf;                                                         \
+    prev##i = odd_best;                                                            \
+    prev_seen##i = odd_seen;                                                       \
+    const float8 out = select((float8)(-FLT_MAX), best, seen);                     \
+    __global float* yo = y_row + (long)(i)*pooled_plane;                           \
+    if (count == 8) {                                                              \
+      vstore8(out, 0, yo);                                                         \
+    } else {                                                                       \
+      float t[8];                                                                  \
+      vstore8(out, 0, t);                                                          \
+      for (int j = 0; j < count; ++j) yo[j] = t[j];                                \
+    }                                                                              \
+  }
+// The band's first row 2py0 - 1 (accumulators a): its pooled values start the first pooled row.
+#define POOL_TOP(i, acc)                           \
+  if (i < channels) {                              \
+    const float16 v = POOL_VALUES(acc, i, top_in); \
+    prev##i = (float8)(-INFINITY);                 \
+    prev_seen##i = (int8)(0);                      \
+    POOL_ROW(prev##i, prev_seen##i, v, left[i][0]) \
+    left[i][0] = v.sf;                             \
+  }
+
+static inline void convolution_split_maxpool_body(
+    __global const float* xs, __global const float* w, __global const float* scale,
+    __global const float* bias, __global float* y, const int Cg, const int Hp, const int SW, const int Wq,
+    const int Og, const int OH, const int OW, const int KH, const int KW, const int SH, const int DH,
+    const int DW, const int groups, const int channel_blocks, const int col_blocks, const int POH,
+    const int POW, const int band, const int bands, const int total, const int relu, const int rows) {
+  const int idx = (int)get_global_id(0);
+  if (idx >= total) return;
+  const out_block b = out_block_of(idx, 1, bands, groups, channel_blocks, SPLIT_CHANNELS);
+  const int n = b.n, g = b.g, cb = b.cb, oi = b.oi;
+  const int o0 = g * Og + oi;
+  const int channels = min(SPLIT_CHANNELS, Og - oi);
+  const int py0 = b.oh * band, py_end = min(py0 + band, POH);
+  const long row_words = (long)SW * Wq;
+  __global const float* xg = xs + (long)(n * groups + g) * Cg * Hp * row_words;
+  __global const float* wb = w + (long)cb * Cg * KH * KW * SPLIT_CHANNELS;
+  const long pooled_plane = (long)POH * POW;
+  const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  // Each row's column before the block (row 2py0 - 1 + k of the band at index k), per channel: none yet.
+  float left[SPLIT_CHANNELS][2 * POOL_BAND_MAX + 1];
+  for (int i = 0; i < SPLIT_CHANNELS; ++i)
+    for (int k = 0; k <= 2 * POOL_BAND_MAX; ++k) left[i][k] = NAN;
+  for (int col = 0; col < col_blocks; ++col) {
+    const int ox0 = col * SPLIT_COLS;
+    const int count = min(8, POW - col * 8);
+    const int16 column_in = lane + ox0 < OW;
+    SPLIT_TAP_OFFSETS(ox0)
+    float8 prev0, prev1, prev2, prev3, prev4, prev5;
+    int8 prev_seen0, prev_seen1, prev_seen2, prev_seen3, prev_seen4, prev_seen5;
+    {
+      const int top = 2 * py0 - 1;
+      const bool top_in = top >= 0;
+      SPLIT_ZERO_SUMS
+      if (top_in) SPLIT_SUMS(1, top, 0)
+      POOL_TOP(0, a0)
+      POOL_TOP(1, a1)
+      POOL_TOP(2, a2)
+      POOL_TOP(3, a3)
+      POOL_TOP(4, a4)
+      POOL_TOP(5, a5)
+    }
+    for (int py = py0; py < py_end; ++py) {
+      const int even = 2 * py, k = 2 * (py - py0) + 1;
+      const bool even_in = even < OH, odd_in = even + 1 < OH;
+      // A row past the output is computed as the last one and not taken.
+      const int first = min(even, OH - 1);
+      SPLIT_ZERO_SUMS
+      if (rows == 2) {
+        SPLIT_SUMS(2, first, odd_in ? SH * row_words : 0)
+      } else {
+        SPLIT_SUMS(1, first, 0)
+        const float16 c0 = a0, c1 = a1, c2 = a2, c3 = a3, c4 = a4, c5 = a5;
+        a0 = a1 = a2 = a3 = a4 = a5 = 0.0f;
+        SPLIT_SUMS(1, min(even + 1, OH - 1), 0)
+        b0 = a0, b1 = a1, b2 = a2, b3 = a3, b4 = a4, b5 = a5;
+        a0 = c0, a1 = c1, a2 = c2, a3 = c3, a4 = c4, a5 = c5;
+      }
+      __global float* y_row = y + ((long)(n * groups * Og + o0) * POH + py) * POW + col * 8;
+      POOL_PAIR(0, a0, b0)
+      POOL_PAIR(1, a1, b1)
+      POOL_PAIR(2, a2, b2)
+      POOL_PAIR(3, a3, b3)
+      POOL_PAIR(4, a4, b4)
+      POOL_PAIR(5, a5, b5)
+    }
+  }
+}
+
+#define SPLIT_MAXPOOL_PARAMETERS                                                                             \
+  __global const float *restrict xs, __global const float *restrict w, __global const float *restrict scale, \
+      __global const float *restrict bias, __global float *restrict y, const int Cg, const int Hp,           \
+      const int SW, const int Wq, const int Og, const int OH, const int OW, const int KH, const int KW,      \
+      const int SH, const int DH, const int DW, const int groups, const int channel_blocks,                  \
+      const int col_blocks, const int POH, const int POW, const int band, const int bands, const int total,  \
+      const int relu
+#define SPLIT_MAXPOOL_ARGUMENTS                                                                              \
+  xs, w, scale, bias, y, Cg, Hp, SW, Wq, Og, OH, OW, KH, KW, SH, DH, DW, groups, channel_blocks, col_blocks, \
+      POH, POW, band, bands, total, relu
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_split_maxpool(
+    SPLIT_MAXPOOL_PARAMETERS) {
+  convolution_split_maxpool_body(SPLIT_MAXPOOL_ARGUMENTS, 1);
+}
+
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_split_maxpool_rows2(
+    SPLIT_MAXPOOL_PARAMETERS) {
+  convolution_split_maxpool_body(SPLIT_MAXPOOL_ARGUMENTS, 2);
 }
 
 // ---- phase_split: convolution_split's input copy (see there)
@@ -779,6 +963,7 @@ static inline void convolution_1x1_split_body(__global const float* x, __global 
   __global const float* wt = w + (long)(g * channel_blocks + cb) * Cg * SPLIT_CHANNELS;
   float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, a4 = 0.0f, a5 = 0.0f;
   float16 b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f, b4 = 0.0f, b5 = 0.0f;
+  const int rows_now = rows;  // SPLIT_TAPS' name for it
   for (int c = 0; c < Cg; ++c, xc += P, wt += SPLIT_CHANNELS) {
     const float16 xv = vload16(0, xc);
     const float16 xv2 = rows == 2 ? vload16(1, xc) : xv;

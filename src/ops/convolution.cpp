@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Convolution (OpenVINO Convolution-1) on f32 NCHW with constant f32 weights [O, C, KH, KW], run as a direct
 // convolution (cl_kernels/convolution.cl). A following per-channel Multiply (a folded batch-norm's scale),
-// Add (its shift, or a bias) and Relu, each by a constant, run in the kernel's epilogue.
+// Add (its shift, or a bias) and Relu, each by a constant, run in the kernel's epilogue, and after them a
+// 3x3, stride-2 MaxPool with pads before of 1, 1 in the same step (fuses_max_pool).
 #include "ops/float_conv_common.hpp"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
 
+#include "ops/pool_attributes.hpp"
 #include "runtime/device_profile.hpp"
 #include "xnorcl/error.hpp"
 
@@ -45,8 +47,11 @@ struct SplitCopy {
   std::int64_t rows = 0, columns = 0, lines = 0, floats = 0;
 };
 
-SplitCopy split_copy(const ConvGeometry& g, const BinaryConvolution::Attributes& a, std::int64_t groups) {
-  const std::int64_t SW = a.strides[1], col_blocks = (g.output[3] + 15) / 16;
+// col_blocks: the blocks of 16 output columns the kernel computes (0: those of the output's width).
+SplitCopy split_copy(const ConvGeometry& g, const BinaryConvolution::Attributes& a, std::int64_t groups,
+                     std::int64_t col_blocks = 0) {
+  const std::int64_t SW = a.strides[1];
+  if (col_blocks == 0) col_blocks = (g.output[3] + 15) / 16;
   SplitCopy c;
   c.rows = (g.output[2] - 1) * a.strides[0] + (g.filter[2] - 1) * a.dilations[0] + 1;
   c.columns = col_blocks * 16 + (g.filter[3] - 1) * a.dilations[1] / SW;
@@ -99,26 +104,45 @@ FloatLaunch pointwise_split_launch(const ConvGeometry& g, const BinaryConvolutio
   return l;
 }
 
-// rows: output rows per work-item (1: convolution_split, 2: convolution_split_rows2).
+// Pooled rows per work-item of convolution_split_maxpool (at most the kernel's POOL_BAND_MAX): each band
+// computes one row of the convolution twice (its first, the band above's last), 1 in 17 here. On PoCL
+// (2 cores) the ResNet stem's step took 1.44, 1.18, 1.25 and 1.55 ms with bands of 4, 8, 14 and 28 (28: too
+// few work-items to share evenly).
+constexpr std::int64_t kMaxPoolBand = 8;
+
+// rows: output rows per work-item (1: convolution_split, 2: convolution_split_rows2). With `pool`, the
+// kernels that also max-pool (convolution_split_maxpool*): a work-item per band of pooled rows.
 FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
-                         const std::vector<float>& w, std::int64_t groups, int rows) {
+                         const std::vector<float>& w, std::int64_t groups, int rows,
+                         const PoolGeometry* pool) {
   if (rows != 1 && rows != 2)
     throw Error("convolution_split computes 1 or 2 output rows per work-item, not " + std::to_string(rows));
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
   const std::int64_t OH = g.output[2], OW = g.output[3], SW = a.strides[1];
-  const std::int64_t channel_blocks = (Og + 5) / 6, col_blocks = (OW + 15) / 16;
-  const SplitCopy copy = split_copy(g, a, groups);
+  const std::int64_t channel_blocks = (Og + 5) / 6;
+  // The pooled columns in blocks of 8 (16 of the convolution's): more than the output's own blocks where the
+  // pool's end pads add a column.
+  const std::int64_t col_blocks = pool ? (pool->output[3] + 7) / 8 : (OW + 15) / 16;
+  const SplitCopy copy = split_copy(g, a, groups, col_blocks);
   const auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   FloatLaunch l;
   l.file = "convolution.cl";
-  l.kernel = rows == 2 ? "convolution_split_rows2" : "convolution_split";
   l.weights = blocked_weights(w, O, Og, Cg * taps, 6);
-  const std::int64_t row_blocks = (OH + rows - 1) / rows;
-  l.total = static_cast<std::size_t>(g.output[0] * groups * channel_blocks * row_blocks * col_blocks);
   l.params = {i32(Cg),        i32(copy.rows), i32(SW),          i32(copy.columns),   i32(Og),
               i32(OH),        i32(OW),        i32(g.filter[2]), i32(g.filter[3]),    a.strides[0],
-              a.dilations[0], a.dilations[1], i32(groups),      i32(channel_blocks), i32(col_blocks),
-              i32(l.total)};
+              a.dilations[0], a.dilations[1], i32(groups),      i32(channel_blocks), i32(col_blocks)};
+  if (pool) {
+    const std::int64_t POH = pool->output[2], band = std::min(POH, kMaxPoolBand);
+    const std::int64_t bands = (POH + band - 1) / band;
+    l.kernel = rows == 2 ? "convolution_split_maxpool_rows2" : "convolution_split_maxpool";
+    l.total = static_cast<std::size_t>(g.output[0] * groups * channel_blocks * bands);
+    l.params.insert(l.params.end(), {i32(POH), i32(pool->output[3]), i32(band), i32(bands)});
+  } else {
+    l.kernel = rows == 2 ? "convolution_split_rows2" : "convolution_split";
+    const std::int64_t row_blocks = (OH + rows - 1) / rows;
+    l.total = static_cast<std::size_t>(g.output[0] * groups * channel_blocks * row_blocks * col_blocks);
+  }
+  l.params.push_back(i32(l.total));
   InputCopy c;
   c.kernel = "phase_split";
   c.params = {i32(g.input[2]),   i32(g.input[3]), i32(copy.rows),  i32(SW),
@@ -126,9 +150,10 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
   c.total = static_cast<std::size_t>(copy.lines);
   c.floats = static_cast<std::size_t>(copy.floats);
   l.copy = std::move(c);
-  l.description = "convolution_split 6x16 lanes" + std::string(rows == 2 ? " x 2 rows" : "") +
-                  " on a padded copy (" + std::to_string(SW) + " column phase" + (SW == 1 ? "" : "s") +
-                  ") -> " + xnorcl::to_string(g.output);
+  l.description = std::string(pool ? "convolution_split_maxpool" : "convolution_split") + " 6x16 lanes" +
+                  (rows == 2 ? " x 2 rows" : "") + " on a padded copy (" + std::to_string(SW) +
+                  " column phase" + (SW == 1 ? "" : "s") + ") -> " + xnorcl::to_string(g.output);
+  if (pool) l.description += ", max-pooled 3x3/2 in the same launch -> " + xnorcl::to_string(pool->output);
   return l;
 }
 
@@ -144,12 +169,24 @@ bool split_allowed(const ConvGeometry& g, const BinaryConvolution::Attributes& a
          std::all_of(w.begin(), w.end(), [](float v) { return std::isfinite(v); });
 }
 
+bool fuses_max_pool(const PoolAttributes& attributes, const PoolGeometry& geometry) {
+  return attributes.kernel == std::array<int, 2>{3, 3} && attributes.strides == std::array<int, 2>{2, 2} &&
+         geometry.pads_begin == std::array<int, 2>{1, 1};
+}
+
+bool pools_in_kernel(const ConvGeometry& g, const BinaryConvolution::Attributes& a, std::int64_t groups,
+                     const PoolGeometry& pool) {
+  return !is_pointwise(g) && split_copy(g, a, groups, (pool.output[3] + 7) / 8).floats <= INT_MAX;
+}
+
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                                const std::vector<float>& w, std::int64_t groups, FloatConvKernel kernel,
-                               int columns, int rows) {
+                               int columns, int rows, const PoolGeometry* pool) {
+  if (pool && (kernel != FloatConvKernel::Split || !pools_in_kernel(g, a, groups, *pool)))
+    throw Error("only convolution_split max-pools in its epilogue");
   if (kernel == FloatConvKernel::Split)
     return is_pointwise(g) ? pointwise_split_launch(g, a, w, groups, rows)
-                           : split_launch(g, a, w, groups, rows);
+                           : split_launch(g, a, w, groups, rows, pool);
   const bool lanes = kernel == FloatConvKernel::Lanes;
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
   const std::int64_t H = g.input[2], W = g.input[3], OH = g.output[2], OW = g.output[3];
@@ -242,19 +279,39 @@ class ConvolutionOp final : public Op {
     return {out};
   }
 
+  // The epilogue, then a max-pool where fuses_max_pool, which ends the chain.
   bool can_fuse(const NodeView& head, const std::vector<NodeView>& fused,
                 const NodeView& next) const override {
-    return epilogue_accepts(fused, next, infer(head)[0].dims);
+    if (!fused.empty() && fused.back().node->op == "MaxPool") return false;
+    const Dims output = infer(head)[0].dims;
+    if (next.node->op == "MaxPool") return fused_max_pool(next, output).has_value();
+    return epilogue_accepts(fused, next, output);
   }
 
   std::unique_ptr<DeviceStep> plan(const Runtime& rt, const NodeView& v,
                                    const std::vector<NodeView>& fused) const override {
     const ConvGeometry g = geometry(v);
+    std::vector<NodeView> epilogue = fused;
+    std::optional<FusedMaxPool> pool;
+    if (!epilogue.empty() && epilogue.back().node->op == "MaxPool") {
+      pool = fused_max_pool(epilogue.back(), Dims(g.output.begin(), g.output.end()));
+      epilogue.pop_back();
+    }
     return plan_convolution(rt, g, conv_attributes(v), v.constants[1]->values, 1,
-                            epilogue_of(fused, g.output[1]));
+                            epilogue_of(epilogue, g.output[1]), pool);
   }
 
  private:
+  // A MaxPool `pool` on the convolution's float output of the given dims, where fuses_max_pool.
+  static std::optional<FusedMaxPool> fused_max_pool(const NodeView& pool, const Dims& output) {
+    if (pool.inputs.empty() || pool.inputs[0].type != ElementType::Float32) return std::nullopt;
+    FusedMaxPool p;
+    p.attributes = pool_attributes(pool);
+    p.geometry = validate_pool(p.attributes, shape4(output));
+    if (!fuses_max_pool(p.attributes, p.geometry)) return std::nullopt;
+    return p;
+  }
+
   static ConvGeometry geometry(const NodeView& v) {
     v.check_attributes({"strides", "pads_begin", "pads_end", "dilations", "auto_pad"});
     v.check_input_count(2, 2);

@@ -9,6 +9,7 @@
 #include "runtime/device_profile.hpp"
 #include "runtime/runtime_state.hpp"
 #include "xnorcl/error.hpp"
+#include "xnorcl/layers.hpp"
 
 namespace xnorcl::ops {
 
@@ -361,10 +362,67 @@ std::string default_conv_config(const detail::DeviceProfile& profile, bool split
 
 }  // namespace
 
+namespace {
+
+// A convolution step whose kernel cannot max-pool in its epilogue, then the pool's own launch: the
+// convolution writes a scratch tensor of the step's own that the pool reads.
+class PoolAfterStep final : public DeviceStep {
+ public:
+  PoolAfterStep(const Runtime& runtime, std::unique_ptr<DeviceStep> convolution, const char* kernel,
+                const FusedMaxPool& pool)
+      : runtime_(runtime),
+        convolution_(std::move(convolution)),
+        kernel_(kernel),
+        pool_(runtime, pool.attributes, pool.geometry.input),
+        scratch_bytes_(static_cast<std::size_t>(pool.geometry.input[0] * pool.geometry.input[1] *
+                                                pool.geometry.input[2] * pool.geometry.input[3]) *
+                       sizeof(float)) {
+    detail::cl_call(
+        [&] { scratch_ = cl::Buffer(runtime.state()->context, CL_MEM_READ_WRITE, scratch_bytes_); },
+        "allocating the output of a convolution before its max-pool");
+  }
+  cl::Event enqueue(const std::vector<const cl::Buffer*>& in, const std::vector<const cl::Buffer*>& out,
+                    const std::vector<cl::Event>& wait) override {
+    convolution_event_ = convolution_->enqueue(in, {&scratch_}, wait);
+    const std::vector<cl::Event> after{convolution_event_};
+    pool_event_ = pool_.enqueue(scratch_, *out[0], &after);
+    return pool_event_;
+  }
+  std::vector<StageTime> stage_times() const override {
+    if (!runtime_.state()->profiling || pool_event_() == nullptr) return {};
+    std::vector<StageTime> times = convolution_->stage_times();
+    detail::cl_call(
+        [&] {
+          if (times.empty()) times.push_back({kernel_, detail::event_milliseconds(convolution_event_)});
+          times.push_back({pool_.kernel(), detail::event_milliseconds(pool_event_)});
+        },
+        "reading the profiling events of a convolution and its max-pool");
+    return times;
+  }
+  std::size_t weight_bytes() const override { return convolution_->weight_bytes() + scratch_bytes_; }
+  std::string describe() const override {
+    return convolution_->describe() + ", then " + pool_.kernel() + " -> " +
+           xnorcl::to_string(pool_.output_shape());
+  }
+  std::vector<detail::TuningPoint> tuning_points() const override { return convolution_->tuning_points(); }
+
+ private:
+  Runtime runtime_;
+  std::unique_ptr<DeviceStep> convolution_;
+  const char* kernel_;
+  MaxPool pool_;
+  std::size_t scratch_bytes_;
+  cl::Buffer scratch_;
+  cl::Event convolution_event_, pool_event_;
+};
+
+}  // namespace
+
 std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,
                                              const BinaryConvolution::Attributes& a,
                                              const std::vector<float>& w, std::int64_t groups,
-                                             const Epilogue& epilogue) {
+                                             const Epilogue& epilogue,
+                                             const std::optional<FusedMaxPool>& pool) {
   const auto& s = detail::runtime_state(runtime, "Convolution");
   const std::size_t base_wg = s->linear_program("convolution.cl").work_group, cap = s->work_group_cap;
   const bool split = split_allowed(g, a, w, groups);
@@ -375,9 +433,16 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
   const auto candidates = [base_wg, cap, split](TuneSearch search) {
     return conv_candidates(search, base_wg, cap, split);
   };
+  // The pool runs in the kernel's epilogue where the kernel can (convolution_split, comparing floats
+  // natively as the pool's own kernel does on such a device), else as its own launch after it.
+  const auto pools_here = [&](const ConvConfig& config) {
+    return pool && config.kernel == FloatConvKernel::Split && s->floats_compare_exactly &&
+           pools_in_kernel(g, a, groups, pool->geometry);
+  };
   const auto launch_of = [&](const std::string& text) {
     const ConvConfig config = *parse_config(text, split);
-    FloatLaunch launch = convolution_launch(g, a, w, groups, config.kernel, config.columns, config.rows);
+    FloatLaunch launch = convolution_launch(g, a, w, groups, config.kernel, config.columns, config.rows,
+                                            pools_here(config) ? &pool->geometry : nullptr);
     launch.work_group = static_cast<std::size_t>(config.work_group.value_or(static_cast<int>(base_wg)));
     return launch;
   };
@@ -394,8 +459,12 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
     launch = launch_of(point.config);
     launch.work_group = 0;
   }
+  const bool pooled = pools_here(*parse_config(point.config, split));
   launch.tuning = std::move(point);
-  return make_float_step(runtime, std::move(launch), epilogue);
+  if (!pool || pooled) return make_float_step(runtime, std::move(launch), epilogue);
+  const char* kernel = launch.kernel;
+  return std::make_unique<PoolAfterStep>(runtime, make_float_step(runtime, std::move(launch), epilogue),
+                                         kernel, *pool);
 }
 
 std::unique_ptr<DeviceStep> make_work_group_tuned_step(const Runtime& runtime, FloatLaunch launch,

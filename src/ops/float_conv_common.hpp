@@ -13,6 +13,7 @@
 #include "ops/op.hpp"
 #include "runtime/tuning.hpp"
 #include "xnorcl/binary_convolution.hpp"
+#include "xnorcl/pool.hpp"
 
 namespace xnorcl::ops {
 
@@ -85,19 +86,34 @@ enum class FloatConvKernel { Tiles, Lanes, Split };
 // convolution_1x1_split for a 1x1 window without pads whose output plane holds 32 positions or more.
 bool split_allowed(const ConvGeometry& g, const BinaryConvolution::Attributes& a, const std::vector<float>& w,
                    std::int64_t groups);
+// Whether a MaxPool after a convolution (and its epilogue) runs in the convolution's step: a 3x3 window at
+// stride 2 whose pads before are 1, 1 (a ResNet stem's pool). Every device: where the kernel cannot pool
+// in its epilogue, the step runs the pool's own kernel after it.
+bool fuses_max_pool(const PoolAttributes& attributes, const PoolGeometry& geometry);
+// Whether convolution_split's max-pooling kernel can run such a pool (a window other than 1x1 without
+// pads, its copy within int).
+bool pools_in_kernel(const ConvGeometry& g, const BinaryConvolution::Attributes& a, std::int64_t groups,
+                     const PoolGeometry& pool);
 // The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w
 // [O, Cg, KH, KW] (O = groups * Og); `columns`: the tiles' column count (8 or 16) or the lanes'
 // (detail::kFloatConvLaneColumns); convolution_split's are fixed. `rows`: convolution_split's output rows
-// per work-item (1 or 2); the other kernels take 1.
+// per work-item (1 or 2); the other kernels take 1. With `pool` (Split where pools_in_kernel), the kernel
+// also max-pools its outputs and writes the pooled tensor.
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                                const std::vector<float>& w, std::int64_t groups, FloatConvKernel kernel,
-                               int columns, int rows = 1);
+                               int columns, int rows = 1, const PoolGeometry* pool = nullptr);
+// A max-pool fused after the epilogue (fuses_max_pool).
+struct FusedMaxPool {
+  PoolAttributes attributes;
+  PoolGeometry geometry;
+};
 // The step of a grouped convolution (not depthwise) in its tuned kernel configuration (the tuning table's,
-// else the device's default: detail::float_conv_lanes_by_default).
+// else the device's default: detail::float_conv_lanes_by_default), with its fused max-pool if any.
 std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,
                                              const BinaryConvolution::Attributes& a,
                                              const std::vector<float>& w, std::int64_t groups,
-                                             const Epilogue& epilogue);
+                                             const Epilogue& epilogue,
+                                             const std::optional<FusedMaxPool>& pool = std::nullopt);
 std::unique_ptr<DeviceStep> make_float_step(const Runtime& runtime, FloatLaunch launch,
                                             const Epilogue& epilogue);
 // The same at the tuning table's work-group size for "work-group <what>" (what: the launch geometry), for a

@@ -529,6 +529,144 @@ void require_elementwise() {
   }
 }
 
+// ---- A max-pool in the convolution's step: 3x3 windows at stride 2 whose pads before are 1, 1
+
+// Convolution -> Multiply -> Add [-> Relu] -> MaxPool, and the same graph with the pool's input also a graph
+// output (stored, so the pool is a step of its own). Some channels have scale 0 and bias -0, whose outputs
+// are -0 or +0 by the sum's sign: windows full of ties between equal values of different bits.
+struct PoolCase {
+  Graph fused, separate;
+  Tensor x;
+  std::string pooled;
+  bool fusable = false;  // whether the pool's window is one the convolution's step takes
+  std::string describe;
+};
+
+PoolCase pool_case(std::mt19937& rng, bool specials) {
+  for (;;) {
+    const std::int64_t N = pick(rng, {1, 1, 2}), C = pick(rng, {1, 3, 5}), O = pick(rng, {1, 5, 6, 7, 13});
+    const std::int64_t H = between(rng, 1, 30),
+                       W = between(rng, 0, 1) ? between(rng, 1, 23) : between(rng, 30, 90);
+    const std::int64_t KH = pick(rng, {1, 3, 3, 7}), KW = pick(rng, {1, 3, 3, 7});
+    PoolCase c;
+    Graph g;
+    g.inputs.push_back({"x", {N, C, H, W}});
+    g.constants["w"] = random_floats({O, C, KH, KW}, rng, -1.0f, 1.0f);
+    Constant scale = random_floats({1, O, 1, 1}, rng, -2.0f, 2.0f),
+             bias = random_floats({O, 1, 1}, rng, -1.0f, 1.0f);
+    for (std::int64_t o = 0; o < O; ++o)
+      if (between(rng, 0, 2) == 0) {
+        scale.values[static_cast<std::size_t>(o)] = 0.0f;
+        bias.values[static_cast<std::size_t>(o)] = -0.0f;
+      }
+    g.constants["s"] = scale;
+    g.constants["b"] = bias;
+    std::string t = add_node(g, "conv", "Convolution", {"x", "w"}, random_window(rng));
+    t = add_node(g, "scale", "Multiply", {t, "s"});
+    t = add_node(g, "bias", "Add", {t, "b"});
+    if (between(rng, 0, 2) == 0) t = add_node(g, "relu", "Relu", {t});
+    Attributes pool = {{"kernel", V{3, 3}},
+                       {"strides", V{2, 2}},
+                       {"pads_begin", V{1, 1}},
+                       {"pads_end", V{between(rng, 0, 2), between(rng, 0, 2)}},
+                       {"rounding_type", std::string(between(rng, 0, 1) ? "ceil" : "floor")}};
+    const int kind = between(rng, 0, 5);
+    if (kind == 0) pool["auto_pad"] = std::string("same_lower");  // pads before 1 on every axis of 2 or more
+    if (kind == 1) pool["pads_begin"] = V{0, 1};  // no fusion: the window starts at its output
+    if (kind == 2) pool["kernel"] = V{2, 2};      // no fusion: another window
+    c.pooled = add_node(g, "pool", "MaxPool", {t}, pool);
+    g.outputs = {c.pooled};
+    std::map<std::string, TensorInfo> infos;
+    try {
+      infos = g.validate();
+    } catch (const InvalidArgument&) {
+      continue;
+    }
+    c.fused = g;
+    g.outputs.push_back(t);
+    c.separate = g;
+    const Dims conv_out = infos.at(t).dims;
+    c.fusable = kind > 2 || (kind == 0 && conv_out[2] >= 2 && conv_out[3] >= 2);
+    c.x = random_input({N, C, H, W}, rng);
+    if (specials)  // NaN never wins a window; infinities and their NaN sums
+      for (float& v : c.x.values)
+        if (between(rng, 0, 40) == 0)
+          v = pick(rng, {0, 1, 2}) == 0 ? std::numeric_limits<float>::quiet_NaN()
+              : pick(rng, {0, 1})       ? std::numeric_limits<float>::infinity()
+                                        : -std::numeric_limits<float>::infinity();
+    c.describe = "x " + to_string(c.x.dims) + " w " + to_string(c.fused.constants.at("w").dims) +
+                 " conv out " + to_string(conv_out) + (specials ? " with NaN and infinities" : "");
+    return c;
+  }
+}
+
+// The pooled output in every kernel configuration, pool in the step or not, bit for bit the separate pool's.
+void check_pool_case(Runtime& rt, const PoolCase& c) {
+  INFO(c.describe);
+  Model separate(rt, c.separate);
+  REQUIRE(separate.plan().steps.size() == 2);
+  const Tensor want = separate.run({{"x", c.x}}).at(c.pooled);
+  std::vector<std::string> classes;
+  bool split = false;
+  for (const auto& step : detail::ModelAccess::tuning_points(separate))
+    for (const detail::TuningPoint& p : step) {
+      if (p.shape_class.rfind("convolution ", 0) != 0) continue;
+      classes.push_back(p.shape_class);
+      for (const std::string& candidate : p.candidates(TuneSearch::Fast))
+        split = split || candidate.rfind("split=", 0) == 0;
+    }
+  for (const std::string config : {"", "cols=8", "lanes=6", "split=16 rows=1", "split=16 rows=2"}) {
+    INFO("configuration '" << config << "'");
+    if (config.rfind("split=", 0) == 0 && !split) continue;
+    for (const std::string& shape_class : classes)
+      if (!config.empty()) rt.state()->tuning.set(shape_class, config);
+    Model fused(rt, c.fused), apart(rt, c.separate);
+    for (const std::string& shape_class : classes) rt.state()->tuning.erase(shape_class);
+    REQUIRE(fused.plan().steps.size() == (c.fusable ? 1u : 2u));
+    const std::string& description = fused.plan().steps[0].description;
+    INFO(description);
+    if (c.fusable) {
+      CHECK(fused.plan().steps[0].node.find("+pool") != std::string::npos);
+      // In the kernel where it runs convolution_split on a window and compares floats exactly; else the
+      // pool's own launch after it.
+      const bool in_kernel = description.rfind("convolution_split ", 0) == 0 ||
+                             description.rfind("convolution_split_maxpool", 0) == 0;
+      if (in_kernel && rt.state()->floats_compare_exactly)
+        CHECK(description.rfind("convolution_split_maxpool", 0) == 0);
+      else
+        CHECK(description.find(", then maxpool_f32") != std::string::npos);
+    }
+    CHECK(compare_tensors(fused.run({{"x", c.x}}).at(c.pooled), want, true) == "");
+    CHECK(compare_tensors(apart.run({{"x", c.x}}).at(c.pooled), want, true) == "");
+  }
+}
+
+void pooled_convolutions(Variant variant) {
+  require_elementwise();
+  Runtime& rt = runtime_for(variant);
+  std::mt19937 rng(2033);
+  int fusable = 0;
+  for (int i = 0; i < 40; ++i) {
+    const PoolCase c = pool_case(rng, i % 4 == 3);
+    fusable += c.fusable;
+    check_pool_case(rt, c);
+    if (i % 4 == 3) continue;  // the reference compares numbers
+    INFO(c.describe);
+    const Tensor want = reference_graph(c.fused, {{"x", c.x}}).at(c.pooled);
+    CHECK(compare_tensors(Model(rt, c.fused).run({{"x", c.x}}).at(c.pooled), want, false, 1e-5) == "");
+  }
+  CHECK(fusable >= 20);
+}
+
+TEST_CASE("float convolution: a 3x3/2 max-pool in the same step, every configuration (local)",
+          "[local][needs-elementwise]") {
+  pooled_convolutions(Variant::Local);
+}
+TEST_CASE("float convolution: a 3x3/2 max-pool in the same step, every configuration (global)",
+          "[global][needs-elementwise]") {
+  pooled_convolutions(Variant::Global);
+}
+
 void fused_graphs(Variant variant) {
   require_elementwise();
   Runtime& rt = runtime_for(variant);

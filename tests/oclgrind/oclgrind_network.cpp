@@ -160,6 +160,52 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       }
     }
   }
+  // A 7x7/2 convolution with a 3x3/2 max-pool (pads before 1, 1) in its step, exact: in convolution_split's
+  // epilogue (one or two output rows per work-item; 19 channels end in a block of one; 90 columns pool to
+  // 45, six blocks of 8 and the last cut; 12 pool to 6 in one block; bands of 8 pooled rows, 27 rows to 14
+  // pooled: a second band of 6) where the device compares floats exactly, else the pool's own launch.
+  for (const std::int64_t width : {90, 12}) {
+    const Dims dims{1, 3, 27, width};
+    Graph g;
+    std::vector<float> weights(static_cast<std::size_t>(19 * 3 * 7 * 7));
+    for (float& v : weights) v = static_cast<float>(rng.uniform(-4, 4)) * 0.125f;
+    g.constants["w"] = Constant::f32({19, 3, 7, 7}, weights);
+    g.nodes.push_back(Node{"conv",
+                           "Convolution",
+                           {"x", "w"},
+                           {"c"},
+                           {{"strides", Ints{2, 2}}, {"pads_begin", Ints{3, 3}}, {"pads_end", Ints{3, 3}}}});
+    g.nodes.push_back(Node{"pool",
+                           "MaxPool",
+                           {"c"},
+                           {"y"},
+                           {{"kernel", Ints{3, 3}},
+                            {"strides", Ints{2, 2}},
+                            {"pads_begin", Ints{1, 1}},
+                            {"pads_end", Ints{1, 1}}}});
+    Graph probe = g;
+    probe.inputs = {{"x", dims}};
+    probe.outputs = {"y"};
+    kept.models.push_back(std::make_unique<Model>(rt, probe));
+    std::vector<std::string> classes;
+    for (const auto& step : detail::ModelAccess::tuning_points(*kept.models.back()))
+      for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
+    for (const std::string config : {"split=16", "split=16 rows=2", "cols=8"}) {
+      for (const std::string& c : classes) rt.state()->tuning.set(c, config);
+      const std::string what = to_string(variant) + ": float convolution and max-pool, " +
+                               std::to_string(width) + " columns, " + config;
+      failures += check_one_node(kept, rt, rng, g, dims, 0.0f, what);
+      for (const std::string& c : classes) rt.state()->tuning.erase(c);
+      const bool in_kernel = config != "cols=8" && rt.state()->floats_compare_exactly;
+      const std::string& description = kept.models.back()->plan().steps[0].description;
+      if (kept.models.back()->plan().steps[0].node != "conv+pool" ||
+          (description.rfind("convolution_split_maxpool", 0) == 0) != in_kernel) {
+        std::cout << "FAILED: " << config << " planned " << kept.models.back()->plan().steps[0].node << ": "
+                  << description << "\n";
+        ++failures;
+      }
+    }
+  }
   // A 1x1 convolution of 3 to 19 channels at `strides`, as the default runs it and in each configuration
   // named (set through the tuning table). Exact, as the convolutions above.
   const auto pointwise_case = [&](const Dims& dims, const Ints& strides,
