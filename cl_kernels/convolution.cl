@@ -594,7 +594,8 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void convolution_s
 // y [N][G*Og][POH][POW]. The copy is wide enough for every block's taps (the host sizes it).
 // The most pooled rows a work-item's band holds (the host's kMaxPoolBand).
 #define POOL_BAND_MAX 8
-// Lanes of a value vector that are no tap (outside the output) hold NaN, which never wins.
+// Lanes of a value vector that are no tap (outside the output) hold NaN, which never wins. As TAKE_NATIVE
+// in binary_maxpool.cl, whose bits this must give.
 #define POOL_TAKE(best, seen, v)          \
   {                                       \
     best = select(best, (v), (v) > best); \
@@ -683,8 +684,9 @@ static inline void convolution_split_maxpool_body(
     float8 prev0, prev1, prev2, prev3, prev4, prev5;
     int8 prev_seen0, prev_seen1, prev_seen2, prev_seen3, prev_seen4, prev_seen5;
     {
+      // Past the output where the pool's pads after it give pooled rows of pads alone.
       const int top = 2 * py0 - 1;
-      const bool top_in = top >= 0;
+      const bool top_in = top >= 0 && top < OH;
       SPLIT_ZERO_SUMS
       if (top_in) SPLIT_SUMS(1, top, 0)
       POOL_TOP(0, a0)

@@ -153,7 +153,6 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
   l.description = std::string(pool ? "convolution_split_maxpool" : "convolution_split") + " 6x16 lanes" +
                   (rows == 2 ? " x 2 rows" : "") + " on a padded copy (" + std::to_string(SW) +
                   " column phase" + (SW == 1 ? "" : "s") + ") -> " + xnorcl::to_string(g.output);
-  if (pool) l.description += ", max-pooled 3x3/2 in the same launch -> " + xnorcl::to_string(pool->output);
   return l;
 }
 

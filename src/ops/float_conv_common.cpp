@@ -447,8 +447,10 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
     return launch;
   };
   const std::string default_config = default_conv_config(s->profile, split, base_wg);
-  detail::TuningPoint point = detail::choose_config(*s, "convolution " + convolution_class(g, a, groups),
-                                                    default_config, accept, candidates);
+  // A pooled convolution's best configuration is timed with its pool: a class of its own.
+  detail::TuningPoint point = detail::choose_config(
+      *s, "convolution " + convolution_class(g, a, groups) + (pool ? " max-pooled" : ""), default_config,
+      accept, candidates);
   FloatLaunch launch = launch_of(point.config);
   if (!launch_program(*s, launch)) {  // a kernel refuses that local size, or the wider tiles, here
     if (point.tuned)
@@ -461,7 +463,11 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
   }
   const bool pooled = pools_here(*parse_config(point.config, split));
   launch.tuning = std::move(point);
-  if (!pool || pooled) return make_float_step(runtime, std::move(launch), epilogue);
+  if (!pool) return make_float_step(runtime, std::move(launch), epilogue);
+  if (pooled)
+    return make_float_step(
+        runtime, std::move(launch), epilogue,
+        ", max-pooled 3x3/2 in the same launch -> " + xnorcl::to_string(pool->geometry.output));
   const char* kernel = launch.kernel;
   return std::make_unique<PoolAfterStep>(runtime, make_float_step(runtime, std::move(launch), epilogue),
                                          kernel, *pool);
@@ -477,8 +483,8 @@ std::unique_ptr<DeviceStep> make_work_group_tuned_step(const Runtime& runtime, F
 }
 
 std::unique_ptr<DeviceStep> make_float_step(const Runtime& runtime, FloatLaunch launch,
-                                            const Epilogue& epilogue) {
-  launch.description += epilogue.describe();
+                                            const Epilogue& epilogue, const std::string& after_epilogue) {
+  launch.description += epilogue.describe() + after_epilogue;
   return std::make_unique<FloatStep>(runtime, std::move(launch), epilogue);
 }
 

@@ -114,8 +114,9 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
                                              const std::vector<float>& w, std::int64_t groups,
                                              const Epilogue& epilogue,
                                              const std::optional<FusedMaxPool>& pool = std::nullopt);
+// after_epilogue: what the description adds after the epilogue's part (a pool in the same launch).
 std::unique_ptr<DeviceStep> make_float_step(const Runtime& runtime, FloatLaunch launch,
-                                            const Epilogue& epilogue);
+                                            const Epilogue& epilogue, const std::string& after_epilogue = "");
 // The same at the tuning table's work-group size for "work-group <what>" (what: the launch geometry), for a
 // kernel whose work-items each compute their own outputs.
 std::unique_ptr<DeviceStep> make_work_group_tuned_step(const Runtime& runtime, FloatLaunch launch,

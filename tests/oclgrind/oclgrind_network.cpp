@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -161,11 +162,15 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
     }
   }
   // A 7x7/2 convolution with a 3x3/2 max-pool (pads before 1, 1) in its step, exact: in convolution_split's
-  // epilogue (one or two output rows per work-item; 19 channels end in a block of one; 90 columns pool to
-  // 45, six blocks of 8 and the last cut; 12 pool to 6 in one block; bands of 8 pooled rows, 27 rows to 14
-  // pooled: a second band of 6) where the device compares floats exactly, else the pool's own launch.
-  for (const std::int64_t width : {90, 12}) {
-    const Dims dims{1, 3, 27, width};
+  // epilogue (one or two output rows per work-item; 19 channels end in a block of one) where the device
+  // compares floats exactly, else the pool's own launch. 35 x 90 pixels: an 18 x 45 output pools to 9 x 23
+  // (two bands of pooled rows, the second's first row computed again; three blocks of 8 pooled columns, the
+  // last cut). 29 x 12 with ceil rounding and pads after of 2: a 15 x 6 output pools to 9 x 4, the second
+  // band's rows pads alone (its first row past the output).
+  for (const auto& [height, width, rounding, pad_end] :
+       {std::tuple<std::int64_t, std::int64_t, const char*, std::int64_t>{35, 90, "floor", 1},
+        {29, 12, "ceil", 2}}) {
+    const Dims dims{1, 3, height, width};
     Graph g;
     std::vector<float> weights(static_cast<std::size_t>(19 * 3 * 7 * 7));
     for (float& v : weights) v = static_cast<float>(rng.uniform(-4, 4)) * 0.125f;
@@ -182,7 +187,8 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
                            {{"kernel", Ints{3, 3}},
                             {"strides", Ints{2, 2}},
                             {"pads_begin", Ints{1, 1}},
-                            {"pads_end", Ints{1, 1}}}});
+                            {"pads_end", Ints{pad_end, pad_end}},
+                            {"rounding_type", std::string(rounding)}}});
     Graph probe = g;
     probe.inputs = {{"x", dims}};
     probe.outputs = {"y"};
