@@ -416,6 +416,21 @@ class PoolAfterStep final : public DeviceStep {
   cl::Event convolution_event_, pool_event_;
 };
 
+// The step of a convolution's launch; with a fused pool, the launch pools (`pooled`) or the pool's own
+// launch follows it.
+std::unique_ptr<DeviceStep> convolution_step(const Runtime& runtime, FloatLaunch launch,
+                                             const Epilogue& epilogue,
+                                             const std::optional<FusedMaxPool>& pool, bool pooled) {
+  if (!pool) return make_float_step(runtime, std::move(launch), epilogue);
+  if (pooled)
+    return make_float_step(
+        runtime, std::move(launch), epilogue,
+        ", max-pooled 3x3/2 in the same launch -> " + xnorcl::to_string(pool->geometry.output));
+  const char* kernel = launch.kernel;
+  return std::make_unique<PoolAfterStep>(runtime, make_float_step(runtime, std::move(launch), epilogue),
+                                         kernel, *pool);
+}
+
 }  // namespace
 
 std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvGeometry& g,
@@ -463,14 +478,7 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
   }
   const bool pooled = pools_here(*parse_config(point.config, split));
   launch.tuning = std::move(point);
-  if (!pool) return make_float_step(runtime, std::move(launch), epilogue);
-  if (pooled)
-    return make_float_step(
-        runtime, std::move(launch), epilogue,
-        ", max-pooled 3x3/2 in the same launch -> " + xnorcl::to_string(pool->geometry.output));
-  const char* kernel = launch.kernel;
-  return std::make_unique<PoolAfterStep>(runtime, make_float_step(runtime, std::move(launch), epilogue),
-                                         kernel, *pool);
+  return convolution_step(runtime, std::move(launch), epilogue, pool, pooled);
 }
 
 std::unique_ptr<DeviceStep> make_work_group_tuned_step(const Runtime& runtime, FloatLaunch launch,
