@@ -104,11 +104,12 @@ FloatLaunch pointwise_split_launch(const ConvGeometry& g, const BinaryConvolutio
   return l;
 }
 
-// Pooled rows per work-item of convolution_split_maxpool (at most the kernel's POOL_BAND_MAX): each band
-// computes one row of the convolution twice (its first, the band above's last), 1 in 17 here. On PoCL
-// (2 cores) the ResNet stem's step took 1.44, 1.18, 1.25 and 1.55 ms with bands of 4, 8, 14 and 28 (28: too
-// few work-items to share evenly).
+// Pooled rows per work-item of convolution_split_maxpool: each band computes one row of the convolution
+// twice (its first, the band above's last), 1 in 17 here. On PoCL (2 cores) Bi-Real Net-18's stem step took
+// 1.44, 1.18, 1.25 and 1.55 ms with bands of 4, 8, 14 and 28 (28: too few work-items to share evenly; an
+// earlier form of the kernel, docs/bench/pocl_avx512_stem_pool_in_turn.txt).
 constexpr std::int64_t kMaxPoolBand = 8;
+static_assert(kMaxPoolBand <= 8, "the kernel's rows of `left` hold bands of POOL_BAND_MAX (8) pooled rows");
 
 // rows: output rows per work-item (1: convolution_split, 2: convolution_split_rows2). With `pool`, the
 // kernels that also max-pool (convolution_split_maxpool*): a work-item per band of pooled rows.
