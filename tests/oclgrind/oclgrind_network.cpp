@@ -87,6 +87,18 @@ int check_one_node(Kept& kept, const Runtime& rt, Rng& rng, Graph g, const Dims&
   return ok ? 0 : 1;
 }
 
+// The tuning classes of the one-node graph g (input "x" of `dims`, output "y"), from a plan kept alive (see
+// Kept), so that a test can set a configuration on them before check_one_node.
+std::vector<std::string> shape_classes(Kept& kept, const Runtime& rt, Graph g, const Dims& dims) {
+  g.inputs = {{"x", dims}};
+  g.outputs = {"y"};
+  kept.models.push_back(std::make_unique<Model>(rt, g));
+  std::vector<std::string> classes;
+  for (const auto& step : detail::ModelAccess::tuning_points(*kept.models.back()))
+    for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
+  return classes;
+}
+
 // Average pools and float convolutions over rows of several runs or tiles of 16 (the Global variant's
 // vector loads at strides 1 and 2 inside the row, runs cut by its ends, a row's last run or tile
 // overlapping the one before it), as graphs (AvgPool and Convolution
@@ -140,13 +152,7 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       // lanes on the input's padded phase-split copy, one or two output rows per work-item: 19 channels end
       // in a block of one, 90 and 12 columns in a partial block of 16, 9 and 5 output rows in a pair
       // without its second row), set through the tuning table: the default picks one per device.
-      Graph probe = conv;
-      probe.inputs = {{"x", dims}};
-      probe.outputs = {"y"};
-      kept.models.push_back(std::make_unique<Model>(rt, probe));
-      std::vector<std::string> classes;
-      for (const auto& step : detail::ModelAccess::tuning_points(*kept.models.back()))
-        for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
+      const std::vector<std::string> classes = shape_classes(kept, rt, conv, dims);
       // "cols=8 wg=64": the GPUs' default, whose work-group this CPU-type device does not take by default.
       for (const std::string config :
            {"cols=8", "cols=16", "lanes=6", "split=16", "split=16 rows=2", "cols=8 wg=64"}) {
@@ -189,13 +195,7 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
                             {"pads_begin", Ints{1, 1}},
                             {"pads_end", Ints{pad_end, pad_end}},
                             {"rounding_type", std::string(rounding)}}});
-    Graph probe = g;
-    probe.inputs = {{"x", dims}};
-    probe.outputs = {"y"};
-    kept.models.push_back(std::make_unique<Model>(rt, probe));
-    std::vector<std::string> classes;
-    for (const auto& step : detail::ModelAccess::tuning_points(*kept.models.back()))
-      for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
+    const std::vector<std::string> classes = shape_classes(kept, rt, g, dims);
     for (const std::string config : {"split=16", "split=16 rows=2", "cols=8"}) {
       for (const std::string& c : classes) rt.state()->tuning.set(c, config);
       const std::string what = to_string(variant) + ": float convolution and max-pool, " +
@@ -226,12 +226,7 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
                              std::to_string(strides[0]) + "x" + std::to_string(strides[1]) + " on " +
                              to_string(dims);
     failures += check_one_node(kept, rt, rng, pointwise, dims, 0.0f, what);
-    Graph probe = pointwise;
-    probe.inputs = {{"x", dims}};
-    probe.outputs = {"y"};
-    kept.models.push_back(std::make_unique<Model>(rt, probe));
-    const std::string shape_class =
-        detail::ModelAccess::tuning_points(*kept.models.back()).at(0).at(0).shape_class;
+    const std::string shape_class = shape_classes(kept, rt, pointwise, dims).at(0);
     for (const std::string& config : configs) {
       rt.state()->tuning.set(shape_class, config);
       failures += check_one_node(kept, rt, rng, pointwise, dims, 0.0f, what + ", " + config);
@@ -324,14 +319,8 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       // The Global variant again with blocks of 8 columns (PoCL's default where the CPU has a vector
       // popcount; this device's is 4), whose run epilogue stores 8 columns per vector.
       if (variant != Variant::Global) continue;
-      Graph probe = bc;
-      probe.inputs = {{"x", {batch, C, 6, width}}};
-      probe.outputs = {"y"};
       const std::string config = "wg=8 tm=8 tn=8 kt=8";
-      kept.models.push_back(std::make_unique<Model>(rt, probe));
-      std::vector<std::string> classes;
-      for (const auto& step : detail::ModelAccess::tuning_points(*kept.models.back()))
-        for (const detail::TuningPoint& p : step) classes.push_back(p.shape_class);
+      const std::vector<std::string> classes = shape_classes(kept, rt, bc, {batch, C, 6, width});
       for (const std::string& c : classes) rt.state()->tuning.set(c, config);
       failures +=
           check_one_node(kept, rt, rng, bc, {batch, C, 6, width}, 0.0f,
