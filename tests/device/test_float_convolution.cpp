@@ -133,6 +133,18 @@ bool offers_split(const Graph& g) {
   return ((x[2] - 1) / strides[0] + 1) * ((x[3] - 1) / strides[1] + 1) >= 32;
 }
 
+// The convolution tuning classes of a model's steps, added to `classes`; `split` set where one of them
+// offers convolution_split.
+void add_convolution_classes(const Model& model, std::vector<std::string>& classes, bool& split) {
+  for (const auto& step : detail::ModelAccess::tuning_points(model))
+    for (const detail::TuningPoint& p : step)
+      if (p.shape_class.rfind("convolution ", 0) == 0) {
+        classes.push_back(p.shape_class);
+        for (const std::string& candidate : p.candidates(TuneSearch::Fast))
+          split = split || candidate.rfind("split=", 0) == 0;
+      }
+}
+
 // Every kernel configuration a float convolution can run (tiles of 8 channels x 8 or 16 columns, 16
 // channels in vector lanes x 6 columns, and where offers_split 6 channels x 16 columns or positions in vector
 // lanes, one or two output rows or runs per work-item), set through the tuning table, computes the
@@ -142,13 +154,7 @@ bool offers_split(const Graph& g) {
 void check_configurations(Runtime& rt, const Case& c, const Tensor& default_output) {
   std::vector<std::string> classes;
   bool split = false;  // whether the classes offer convolution_split
-  for (const auto& step : detail::ModelAccess::tuning_points(Model(rt, c.graph)))
-    for (const detail::TuningPoint& p : step)
-      if (p.shape_class.rfind("convolution ", 0) == 0) {
-        classes.push_back(p.shape_class);
-        for (const std::string& candidate : p.candidates(TuneSearch::Fast))
-          split = split || candidate.rfind("split=", 0) == 0;
-      }
+  add_convolution_classes(Model(rt, c.graph), classes, split);
   if (classes.empty()) return;
   INFO("offers split: " << split);
   CHECK(split == offers_split(c.graph));
@@ -611,14 +617,8 @@ int check_pool_case(Runtime& rt, const PoolCase& c) {
   // The convolution's classes in both graphs (a pooled convolution has a class of its own).
   std::vector<std::string> classes;
   bool split = false;
-  for (const Model& model : {Model(rt, c.fused), Model(rt, c.separate)})
-    for (const auto& step : detail::ModelAccess::tuning_points(model))
-      for (const detail::TuningPoint& p : step) {
-        if (p.shape_class.rfind("convolution ", 0) != 0) continue;
-        classes.push_back(p.shape_class);
-        for (const std::string& candidate : p.candidates(TuneSearch::Fast))
-          split = split || candidate.rfind("split=", 0) == 0;
-      }
+  add_convolution_classes(Model(rt, c.fused), classes, split);
+  add_convolution_classes(Model(rt, c.separate), classes, split);
   for (const std::string config : {"", "cols=8", "lanes=6", "split=16 rows=1", "split=16 rows=2"}) {
     INFO("configuration '" << config << "'");
     if (config.rfind("split=", 0) == 0 && !split) continue;
