@@ -384,15 +384,16 @@ std::string network_build_options(const NetworkProgram& program, Variant variant
   return options;
 }
 
-// CPU devices build convolution.cl in work-groups of 8. PoCL hands whole work-groups to its threads, and the
-// float convolutions other than the stem have few work-items (a 1x1 convolution to 512 x 7 x 7: 288), which
-// groups of 64 split unevenly over the cores (5 groups on 2). On an Intel Xeon (AVX-512, 2 cores), both plans
-// in one process in turn: Bi-Real Net-18's 1x1 steps 6-26% less time, the binary ResNet-18's 1x1/2 steps
-// 3-20%, the 7x7/2 stem (thousands of work-items) 3-10% (docs/benchmarks.md); the pools, with thousands of
-// work-items too, measured the same at 8.
+// CPU devices build convolution.cl in work-groups of 1. PoCL hands whole work-groups to its threads, and the
+// float convolutions have few work-items, each a large register block: a 1x1 convolution to 512 x 7 x 7 has
+// 288, the 7x7/2 stem with its max-pool 77 (bands of 8 pooled rows), which groups of 8 split into 10 for 2
+// cores. Groups of 64 (the other programs' size) were the first step down to 8 (docs/benchmarks.md); on an
+// Intel Xeon (AVX-512, 2 cores), both plans in one process in turn, 1 against 8: the stem 2-13% less time,
+// the 1x1 downsampling steps 3-11% (one run of six +1%), the stem's input copy (same program) 0-16% more of
+// its 0.1 ms; device time 0.6-7%.
 std::size_t network_work_group_ceiling(const NetworkProgram& program, const DeviceProfile& profile) {
   const bool cpu_convolution = profile.info.type == "CPU" && std::string(program.file) == "convolution.cl";
-  return cpu_convolution ? 8 : std::numeric_limits<std::size_t>::max();
+  return cpu_convolution ? 1 : std::numeric_limits<std::size_t>::max();
 }
 
 std::vector<std::pair<std::string, std::string>> network_build_option_sets() {

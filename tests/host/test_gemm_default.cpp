@@ -111,7 +111,7 @@ TEST_CASE("float convolution default: two split rows only on CPUs with 16-float 
   CHECK(float_conv_split_rows(gpu) == 1);
 }
 
-TEST_CASE("network programs: convolution.cl in work-groups of at most 8 on CPUs only", "[host]") {
+TEST_CASE("network programs: convolution.cl in work-groups of 1 on CPUs only", "[host]") {
   DeviceProfile cpu = profile_of(Architecture::PoclCpu, 2);
   cpu.info.type = "CPU";
   DeviceProfile gpu = profile_of(Architecture::Mali, 16);
@@ -121,7 +121,7 @@ TEST_CASE("network programs: convolution.cl in work-groups of at most 8 on CPUs 
     INFO(p.file);
     const bool convolution = std::string(p.file) == "convolution.cl";
     convolutions += convolution;
-    CHECK(network_work_group_ceiling(p, cpu) == (convolution ? 8 : std::numeric_limits<std::size_t>::max()));
+    CHECK(network_work_group_ceiling(p, cpu) == (convolution ? 1 : std::numeric_limits<std::size_t>::max()));
     CHECK(network_work_group_ceiling(p, gpu) == std::numeric_limits<std::size_t>::max());
   }
   REQUIRE(convolutions == 1);
