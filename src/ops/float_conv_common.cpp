@@ -287,21 +287,25 @@ namespace {
 // columns), "lanes=6 wg=W" (16 channels in vector lanes x 6 columns) or "split=16 wg=W" (6 channels x 16
 // columns in vector lanes on a padded, phase-split copy of the input, or x 16 positions for a 1x1 window, on
 // the plane itself at stride 1 or on a copy of the strided pixels; "split=16 rows=2 wg=W": two output rows,
-// or runs of positions, per work-item), the kernel and the work-group size searched together (one step, one
-// time: two classes changing at once could not tell their effects apart). An entry without wg (an older file)
-// keeps the program's work-group size.
+// or runs of positions, per work-item; "split=16 band=B": with a max-pool in the kernel, bands of B pooled
+// rows per work-item, 1 to kMaxPoolBand, else kDefaultPoolBand), the kernel and the work-group size searched
+// together (one step, one time: two classes changing at once could not tell their effects apart). An entry
+// without wg (an older file) keeps the program's work-group size.
 struct ConvConfig {
   FloatConvKernel kernel = FloatConvKernel::Tiles;
   int columns = detail::kFloatConvColumns;  // the tiles' or the lanes'
   int rows = 1;                             // the Split kernels' output rows (or runs) per work-item
+  int band = kDefaultPoolBand;              // the pooling Split kernels' pooled rows per work-item
   std::optional<int> work_group;
 };
 
-std::string config_text(FloatConvKernel kernel, int columns, std::size_t work_group, int rows = 1) {
+std::string config_text(FloatConvKernel kernel, int columns, std::size_t work_group, int rows = 1,
+                        int band = kDefaultPoolBand) {
   const char* name = kernel == FloatConvKernel::Tiles   ? "cols="
                      : kernel == FloatConvKernel::Lanes ? "lanes="
                                                         : "split=";
-  return name + std::to_string(columns) + (rows == 1 ? "" : " rows=" + std::to_string(rows)) + " " +
+  return name + std::to_string(columns) + (rows == 1 ? "" : " rows=" + std::to_string(rows)) +
+         (band == kDefaultPoolBand ? "" : " band=" + std::to_string(band)) + " " +
          detail::work_group_config(work_group);
 }
 
@@ -310,16 +314,22 @@ int lane_columns(FloatConvKernel kernel) {
 }
 
 // The configuration a text names, or nothing where it names no kernel this layer may run (split: whether
-// the Split kernels may, split_allowed).
-std::optional<ConvConfig> parse_config(const std::string& text, bool split) {
+// the Split kernels may, split_allowed; banded: whether the Split kernel would max-pool in its epilogue,
+// which a band needs).
+std::optional<ConvConfig> parse_config(const std::string& text, bool split, bool banded) {
   const auto c = detail::config_value(text, "cols"), l = detail::config_value(text, "lanes"),
-             p = detail::config_value(text, "split"), rows = detail::config_value(text, "rows");
+             p = detail::config_value(text, "split"), rows = detail::config_value(text, "rows"),
+             band = detail::config_value(text, "band");
   ConvConfig config;
   config.work_group = detail::config_value(text, "wg");
-  // rows only with split, as 1 or 2; a rows word that is no number is refused, not read as absent.
+  // rows only with split, as 1 or 2; a rows word that is no number is refused, not read as absent. Likewise
+  // band, with split where the kernel pools, 1 to kMaxPoolBand.
   const bool rows_word = (" " + text).find(" rows=") != std::string::npos;
   if (rows_word && (!rows || !p || (*rows != 1 && *rows != 2))) return std::nullopt;
   config.rows = rows.value_or(1);
+  const bool band_word = (" " + text).find(" band=") != std::string::npos;
+  if (band_word && (!band || !p || !banded || *band < 1 || *band > kMaxPoolBand)) return std::nullopt;
+  config.band = band.value_or(kDefaultPoolBand);
   if (c && !l && !p && (*c == 8 || *c == 16)) {
     config.columns = *c;
   } else if (l && !c && !p && *l == detail::kFloatConvLaneColumns) {
@@ -335,17 +345,23 @@ std::optional<ConvConfig> parse_config(const std::string& text, bool split) {
 }
 
 // The tuner's candidates: at each work-group size of the search, the tiles at each column count, channels
-// in lanes and, where the layer allows it (split), columns or positions in lanes.
-std::vector<std::string> conv_candidates(TuneSearch search, std::size_t base_wg, std::size_t cap,
-                                         bool split) {
+// in lanes and, where the layer allows it (split), columns or positions in lanes; where the Split kernel
+// max-pools in its epilogue (banded) also smaller bands of pooled rows (detail::max_pool_band_candidates).
+std::vector<std::string> conv_candidates(TuneSearch search, std::size_t base_wg, std::size_t cap, bool split,
+                                         bool banded) {
   std::vector<std::string> texts;
   for (std::size_t wg : detail::linear_work_group_candidates(search, base_wg, cap)) {
     for (int columns : detail::float_conv_column_candidates(search))
       texts.push_back(config_text(FloatConvKernel::Tiles, columns, wg));
     texts.push_back(config_text(FloatConvKernel::Lanes, lane_columns(FloatConvKernel::Lanes), wg));
     if (!split) continue;
-    for (int rows : {1, 2})
+    for (int rows : {1, 2}) {
       texts.push_back(config_text(FloatConvKernel::Split, lane_columns(FloatConvKernel::Split), wg, rows));
+      if (!banded) continue;
+      for (int band : detail::max_pool_band_candidates(search))
+        texts.push_back(
+            config_text(FloatConvKernel::Split, lane_columns(FloatConvKernel::Split), wg, rows, band));
+    }
   }
   return texts;
 }
@@ -441,23 +457,24 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
   const auto& s = detail::runtime_state(runtime, "Convolution");
   const std::size_t base_wg = s->linear_program("convolution.cl").work_group, cap = s->work_group_cap;
   const bool split = split_allowed(g, a, w, groups);
-  const auto accept = [split, cap](const std::string& text) {
-    const auto config = parse_config(text, split);
-    return config && (!config->work_group || detail::linear_work_group_fits(*config->work_group, cap));
-  };
-  const auto candidates = [base_wg, cap, split](TuneSearch search) {
-    return conv_candidates(search, base_wg, cap, split);
-  };
   // The pool runs in the kernel's epilogue where the kernel can (convolution_split, comparing floats
   // natively as the pool's own kernel does on such a device), else as its own launch after it.
-  const auto pools_here = [&](const ConvConfig& config) {
-    return pool && config.kernel == FloatConvKernel::Split && s->floats_compare_exactly &&
-           pools_in_kernel(g, a, groups, pool->geometry);
+  const bool banded =
+      pool && split && s->floats_compare_exactly && pools_in_kernel(g, a, groups, pool->geometry);
+  const auto pools_here = [banded](const ConvConfig& config) {
+    return banded && config.kernel == FloatConvKernel::Split;
+  };
+  const auto accept = [split, banded, cap](const std::string& text) {
+    const auto config = parse_config(text, split, banded);
+    return config && (!config->work_group || detail::linear_work_group_fits(*config->work_group, cap));
+  };
+  const auto candidates = [base_wg, cap, split, banded](TuneSearch search) {
+    return conv_candidates(search, base_wg, cap, split, banded);
   };
   const auto launch_of = [&](const std::string& text) {
-    const ConvConfig config = *parse_config(text, split);
+    const ConvConfig config = *parse_config(text, split, banded);
     FloatLaunch launch = convolution_launch(g, a, w, groups, config.kernel, config.columns, config.rows,
-                                            pools_here(config) ? &pool->geometry : nullptr);
+                                            pools_here(config) ? &pool->geometry : nullptr, config.band);
     launch.work_group = static_cast<std::size_t>(config.work_group.value_or(static_cast<int>(base_wg)));
     return launch;
   };
@@ -476,9 +493,9 @@ std::unique_ptr<DeviceStep> plan_convolution(const Runtime& runtime, const ConvG
     launch = launch_of(point.config);
     launch.work_group = 0;
   }
-  const bool pooled = pools_here(*parse_config(point.config, split));
+  const bool in_kernel = pools_here(*parse_config(point.config, split, banded));
   launch.tuning = std::move(point);
-  return convolution_step(runtime, std::move(launch), epilogue, pool, pooled);
+  return convolution_step(runtime, std::move(launch), epilogue, pool, in_kernel);
 }
 
 std::unique_ptr<DeviceStep> make_work_group_tuned_step(const Runtime& runtime, FloatLaunch launch,

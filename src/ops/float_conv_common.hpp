@@ -94,14 +94,20 @@ bool fuses_max_pool(const PoolAttributes& attributes, const PoolGeometry& geomet
 // pads, its copy within int).
 bool pools_in_kernel(const ConvGeometry& g, const BinaryConvolution::Attributes& a, std::int64_t groups,
                      const PoolGeometry& pool);
+// The most pooled rows a work-item of convolution_split_maxpool takes (its band), and the default band; each
+// band computes one convolution row twice (its first, the band above's last). See convolution.cpp.
+constexpr int kMaxPoolBand = 8;
+constexpr int kDefaultPoolBand = 4;
 // The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w
 // [O, Cg, KH, KW] (O = groups * Og); `columns`: the tiles' column count (8 or 16) or the lanes'
 // (detail::kFloatConvLaneColumns); convolution_split's are fixed. `rows`: convolution_split's output rows
 // per work-item (1 or 2); the other kernels take 1. With `pool` (Split where pools_in_kernel), the kernel
-// also max-pools its outputs and writes the pooled tensor.
+// also max-pools its outputs and writes the pooled tensor, each work-item a band of `band` pooled rows (1 to
+// kMaxPoolBand).
 FloatLaunch convolution_launch(const ConvGeometry& g, const BinaryConvolution::Attributes& a,
                                const std::vector<float>& w, std::int64_t groups, FloatConvKernel kernel,
-                               int columns, int rows = 1, const PoolGeometry* pool = nullptr);
+                               int columns, int rows = 1, const PoolGeometry* pool = nullptr,
+                               int band = kDefaultPoolBand);
 // A max-pool fused after the epilogue (fuses_max_pool).
 struct FusedMaxPool {
   PoolAttributes attributes;

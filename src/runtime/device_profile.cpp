@@ -312,6 +312,11 @@ bool compares_floats_exactly(const DeviceProfile& profile) {
   return profile.keeps_subnormals;
 }
 
+std::vector<int> max_pool_band_candidates(TuneSearch search) {
+  if (search == TuneSearch::Fast) return {};
+  return search == TuneSearch::Normal ? std::vector<int>{8} : std::vector<int>{1, 2, 8};
+}
+
 std::vector<int> float_conv_column_candidates(TuneSearch /*search*/) {
   return {kFloatConvColumns, 16};
 }

@@ -98,6 +98,11 @@ std::vector<GemmConfig> gemm_candidates(const GemmConfig& base, const DeviceProf
 // the tuner chooses it per layer.
 constexpr int kFloatConvColumns = 8;
 std::vector<int> float_conv_column_candidates(TuneSearch search);
+// Bands of pooled rows per work-item besides the default (4) that the tuner tries for a float convolution
+// with its max-pool in the kernel (convolution_split_maxpool): none in the fast search; 8 (fewer rows
+// computed twice) in the normal one; also 1 and 2 (more work-items, for devices with many cores) in the
+// exhaustive one.
+std::vector<int> max_pool_band_candidates(TuneSearch search);
 // Output columns per work-item of convolution_lanes (LANE_COLS in convolution.cl), the float convolution
 // with 16 output channels in vector lanes: 6 float16 accumulators and the loaded weights fill AVX2's 16
 // vector registers.

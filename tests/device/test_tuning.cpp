@@ -207,6 +207,56 @@ void float_convolution_candidates(Variant variant) {
 XNORCL_VARIANT_TEST("tuning: every float convolution candidate computes the default's values", "[tuning]",
                     float_convolution_candidates)
 
+// A windowed convolution with a 3x3, stride-2 max-pool in its step (pads before 1, 1; random pads after and
+// rounding): every candidate of the exhaustive search computes the default's values, the bands of pooled rows
+// included where the kernel pools (a device comparing floats exactly, as PoCL).
+void pooled_convolution_candidates(Variant variant) {
+  Runtime rt = runtime_with(variant, TuningMode::Ignore, "");
+  std::mt19937 rng(37);
+  const auto between = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::size_t ran = 0, banded = 0;
+  for (int i = 0; i < 4; ++i) {
+    using V = std::vector<std::int64_t>;
+    const std::int64_t H = between(5, 40), W = between(5, 40), k = between(2, 5), pad_end = between(0, 2);
+    Graph g;
+    g.inputs.push_back({"x", {between(1, 2), between(1, 4), H, W}});
+    g.constants["w"] = random_floats({between(1, 13), g.inputs[0].dims[1], k, k}, rng, -1, 1);
+    const std::string conv =
+        add_node(g, "conv", "Convolution", {"x", "w"}, {{"pads_begin", V{1, 1}}, {"pads_end", V{1, 1}}});
+    g.outputs = {add_node(g, "pool", "MaxPool", {conv},
+                          {{"kernel", V{3, 3}},
+                           {"strides", V{2, 2}},
+                           {"pads_begin", V{1, 1}},
+                           {"pads_end", V{pad_end, pad_end}},
+                           {"rounding_type", std::string(between(0, 1) ? "ceil" : "floor")}})};
+    INFO("input " << to_string(g.inputs[0].dims) << " weights " << to_string(g.constants.at("w").dims));
+    const Model model(rt, g);
+    REQUIRE(model.plan().steps.size() == 1);  // the pool in the convolution's step
+    std::map<std::string, Tensor> inputs{{"x", random_input(g.inputs[0].dims, rng)}};
+    const Tensor want = reference_graph(g, inputs).at(g.outputs[0]);
+    REQUIRE(compare_tensors(Model(rt, g).run(inputs).at(g.outputs[0]), want, false, 1e-5).empty());
+    ran += candidates_match_default(rt, g, inputs, TuneSearch::Exhaustive);
+    for (const auto& step : detail::ModelAccess::tuning_points(model))
+      for (const detail::TuningPoint& p : step)
+        for (const std::string& config : p.candidates(TuneSearch::Exhaustive))
+          banded += config.find(" band=") != std::string::npos;
+  }
+  const detail::RuntimeState& s = *rt.state();
+  const std::size_t sizes =
+      detail::linear_work_group_candidates(TuneSearch::Exhaustive,
+                                           s.linear_program("convolution.cl").work_group, s.work_group_cap)
+          .size();
+  // Per work-group size: tiles of 8 and 16 columns, channels in lanes, split in 1 and 2 rows, and where the
+  // kernel pools each of those rows in bands of 1, 2 and 8 pooled rows besides the default's 4.
+  const std::size_t bands = detail::max_pool_band_candidates(TuneSearch::Exhaustive).size();
+  CHECK(bands == 3);
+  CHECK(banded == (s.floats_compare_exactly ? 4 * sizes * 2 * bands : 0));
+  CHECK(ran == 4 * sizes * 5 + banded);
+}
+XNORCL_VARIANT_TEST(
+    "tuning: every candidate of a convolution with its max-pool computes the default's values", "[tuning]",
+    pooled_convolution_candidates)
+
 // Every op whose work-group size is tuned, on random shapes (odd channel counts, rows of pool runs and
 // narrower, batch > 1): elementwise, activation, max and average pools over floats, packing, the binary
 // max-pool and fully connected layer, concat, transpose and the depthwise convolution.
@@ -444,22 +494,34 @@ TEST_CASE("tuning: corrupt files and entries this device cannot run fall back to
     for (const GraphPlan::Step& s : m.plan().steps)
       if (!s.tuning.empty()) CHECK(s.tuning.rfind("default ", 0) == 0);
   }
-  SECTION("the stem's entry with rows other than 1 or 2, or rows beside another kernel: the default runs") {
+  SECTION(
+      "the stem's entry with rows or band outside their ranges, or beside another kernel: the default runs") {
     Runtime probe = runtime_with(Variant::Global, TuningMode::Ignore, "");
     std::string stem;
     for (const auto& step : detail::ModelAccess::tuning_points(Model(probe, g)))
       for (const detail::TuningPoint& p : step)
         if (p.shape_class.find("kernel 7x7") != std::string::npos) stem = p.shape_class;
     REQUIRE_FALSE(stem.empty());
+    // The stem pools in its kernel where floats compare exactly: there a band of 1 to 8 pooled rows runs.
+    const bool bands = probe.state()->floats_compare_exactly;
     for (const std::string config :
-         {"split=16 rows=3 wg=64", "cols=8 rows=2 wg=64", "split=16 rows=x wg=64", "split=16 rows=2 wg=64"}) {
+         {"split=16 rows=3 wg=64", "cols=8 rows=2 wg=64", "split=16 rows=x wg=64", "split=16 band=0 wg=64",
+          "split=16 band=9 wg=64", "split=16 band=x wg=64", "cols=8 band=4 wg=64", "lanes=6 band=2 wg=64",
+          "split=16 rows=2 band=3 wg=64", "split=16 rows=2 wg=64"}) {
       INFO(config);
       std::vector<std::string> warnings;
       Runtime logged = runtime_with(Variant::Global, TuningMode::Ignore, "", &warnings);
       logged.state()->tuning.set(stem, config);
-      const bool tuned = Model(logged, g).plan().to_string().find("tuned " + config) != std::string::npos;
-      CHECK(tuned == (config == "split=16 rows=2 wg=64"));  // the last: a control that runs
+      const std::string plan = Model(logged, g).plan().to_string();
+      const bool tuned = plan.find("tuned " + config) != std::string::npos;
+      // The last two are controls that run (the band one where the stem pools in its kernel).
+      CHECK(tuned ==
+            (config == "split=16 rows=2 wg=64" || (bands && config == "split=16 rows=2 band=3 wg=64")));
       CHECK(warnings.empty() == tuned);
+      if (tuned && bands)
+        CHECK(plan.find(config.find("band=3") != std::string::npos
+                            ? "in bands of 3 pooled rows"
+                            : "in bands of 4 pooled rows") != std::string::npos);
     }
   }
   SECTION("an entry outside the device's limits: a warning naming it, the default runs") {

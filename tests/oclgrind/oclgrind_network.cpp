@@ -170,9 +170,10 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
   // A 7x7/2 convolution with a 3x3/2 max-pool (pads before 1, 1) in its step, exact: in convolution_split's
   // epilogue (one or two output rows per work-item; 19 channels end in a block of one) where the device
   // compares floats exactly, else the pool's own launch. 35 x 90 pixels: an 18 x 45 output pools to 9 x 23
-  // (two bands of pooled rows, the second's first row computed again; three blocks of 8 pooled columns, the
-  // last cut). 29 x 12 with ceil rounding and pads after of 2: a 15 x 6 output pools to 9 x 4, the second
-  // band's rows pads alone (its first row past the output).
+  // (three bands of the default's 4 pooled rows, two of 8; each band after the first computes its first row
+  // again; three blocks of 8 pooled columns, the last cut). 29 x 12 with ceil rounding and pads after of 2: a
+  // 15 x 6 output pools to 9 x 4, whose last band (row 8, at 4 or 8 rows a band) is pads alone (its first
+  // row past the output). Then in bands of 8, 3 and 1 pooled rows.
   for (const auto& [height, width, rounding, pad_end] :
        {std::tuple<std::int64_t, std::int64_t, const char*, std::int64_t>{35, 90, "floor", 1},
         {29, 12, "ceil", 2}}) {
@@ -196,18 +197,23 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
                             {"pads_end", Ints{pad_end, pad_end}},
                             {"rounding_type", std::string(rounding)}}});
     const std::vector<std::string> classes = shape_classes(kept, rt, g, dims);
-    for (const std::string config : {"split=16", "split=16 rows=2", "cols=8"}) {
+    // Bands of 8, 3 and 1 pooled rows (where the kernel pools) as well as the default's 4.
+    const bool bands = rt.state()->floats_compare_exactly;
+    for (const std::string config : {"split=16", "split=16 rows=2", "cols=8", "split=16 band=8",
+                                     "split=16 band=3", "split=16 rows=2 band=1"}) {
+      if (!bands && config.find("band=") != std::string::npos) continue;
       for (const std::string& c : classes) rt.state()->tuning.set(c, config);
       const std::string what = to_string(variant) + ": float convolution and max-pool, " +
                                std::to_string(width) + " columns, " + config;
       failures += check_one_node(kept, rt, rng, g, dims, 0.0f, what);
       for (const std::string& c : classes) rt.state()->tuning.erase(c);
       const bool in_kernel = config != "cols=8" && rt.state()->floats_compare_exactly;
-      const std::string& description = kept.models.back()->plan().steps[0].description;
-      if (kept.models.back()->plan().steps[0].node != "conv+pool" ||
+      const GraphPlan::Step& step = kept.models.back()->plan().steps[0];
+      const std::string& description = step.description;
+      if (step.node != "conv+pool" || step.tuning != "tuned " + config ||
           (description.rfind("convolution_split_maxpool", 0) == 0) != in_kernel) {
-        std::cout << "FAILED: " << config << " planned " << kept.models.back()->plan().steps[0].node << ": "
-                  << description << "\n";
+        std::cout << "FAILED: " << config << " planned " << step.node << " (" << step.tuning
+                  << "): " << description << "\n";
         ++failures;
       }
     }
