@@ -106,11 +106,10 @@ FloatLaunch pointwise_split_launch(const ConvGeometry& g, const BinaryConvolutio
 
 // The default band (kDefaultPoolBand, 4) computes 1 convolution row in 9 twice, 8 would compute 1 in 17, but
 // makes 154 work-items of Bi-Real Net-18's stem where 8 makes 77. On PoCL (an Intel Xeon, 2 cores, the
-// kernels in work-groups of 1), both in one process in turn: the stem step 3-10% less time at 4 than at 8
-// in 7 runs of 8 (7% more in one), 5 and 6 3-4% more (their last band short), 2 21% more
+// kernels in work-groups of 1), both in one process in turn: the stem kernel 3-10% less time at 4 than at 8
+// in 7 runs of 8 (7% more in one), 5 and 6 3-4% more (their last band short), 2 22% more
 // (docs/bench/pocl_avx512_stem_band_in_turn.txt). Earlier, in work-groups of 8, 8 had been the faster. The
 // tuner tries the others (float_conv_common.cpp).
-static_assert(kMaxPoolBand <= 8, "the kernel's rows of `left` hold bands of POOL_BAND_MAX (8) pooled rows");
 
 // rows: output rows per work-item (1: convolution_split, 2: convolution_split_rows2). With `pool`, the
 // kernels that also max-pool (convolution_split_maxpool*): a work-item per band of `band` pooled rows.
@@ -119,7 +118,7 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
                          int band_rows) {
   if (rows != 1 && rows != 2)
     throw Error("convolution_split computes 1 or 2 output rows per work-item, not " + std::to_string(rows));
-  if (band_rows < 1 || band_rows > kMaxPoolBand)
+  if (pool && (band_rows < 1 || band_rows > kMaxPoolBand))
     throw Error("convolution_split_maxpool takes bands of 1 to " + std::to_string(kMaxPoolBand) +
                 " pooled rows, not " + std::to_string(band_rows));
   const std::int64_t O = g.output[1], Og = O / groups, Cg = g.filter[1], taps = g.filter[2] * g.filter[3];
@@ -136,8 +135,10 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
   l.params = {i32(Cg),        i32(copy.rows), i32(SW),          i32(copy.columns),   i32(Og),
               i32(OH),        i32(OW),        i32(g.filter[2]), i32(g.filter[3]),    a.strides[0],
               a.dilations[0], a.dilations[1], i32(groups),      i32(channel_blocks), i32(col_blocks)};
+  // The pooling kernels' pooled rows per work-item (0 without a pool), as launched and as described.
+  const std::int64_t band = pool ? std::min<std::int64_t>(pool->output[2], band_rows) : 0;
   if (pool) {
-    const std::int64_t POH = pool->output[2], band = std::min<std::int64_t>(POH, band_rows);
+    const std::int64_t POH = pool->output[2];
     const std::int64_t bands = (POH + band - 1) / band;
     l.kernel = rows == 2 ? "convolution_split_maxpool_rows2" : "convolution_split_maxpool";
     l.total = static_cast<std::size_t>(g.output[0] * groups * channel_blocks * bands);
@@ -155,12 +156,10 @@ FloatLaunch split_launch(const ConvGeometry& g, const BinaryConvolution::Attribu
   c.total = static_cast<std::size_t>(copy.lines);
   c.floats = static_cast<std::size_t>(copy.floats);
   l.copy = std::move(c);
-  const std::int64_t band_size = pool ? std::min<std::int64_t>(pool->output[2], band_rows) : 0;
-  const std::string bands =
-      pool ? " in bands of " + std::to_string(band_size) + (band_size == 1 ? " pooled row" : " pooled rows")
-           : "";
+  const std::string banded =
+      pool ? " in bands of " + std::to_string(band) + (band == 1 ? " pooled row" : " pooled rows") : "";
   l.description = std::string(pool ? "convolution_split_maxpool" : "convolution_split") + " 6x16 lanes" +
-                  (rows == 2 ? " x 2 rows" : "") + bands + " on a padded copy (" + std::to_string(SW) +
+                  (rows == 2 ? " x 2 rows" : "") + banded + " on a padded copy (" + std::to_string(SW) +
                   " column phase" + (SW == 1 ? "" : "s") + ") -> " + xnorcl::to_string(g.output);
   return l;
 }

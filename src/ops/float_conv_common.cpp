@@ -324,10 +324,11 @@ std::optional<ConvConfig> parse_config(const std::string& text, bool split, bool
   config.work_group = detail::config_value(text, "wg");
   // rows only with split, as 1 or 2; a rows word that is no number is refused, not read as absent. Likewise
   // band, with split where the kernel pools, 1 to kMaxPoolBand.
-  const bool rows_word = (" " + text).find(" rows=") != std::string::npos;
+  // (A word after other whitespace than a space is a word too: config_value reads it.)
+  const bool rows_word = rows || (" " + text).find(" rows=") != std::string::npos;
   if (rows_word && (!rows || !p || (*rows != 1 && *rows != 2))) return std::nullopt;
   config.rows = rows.value_or(1);
-  const bool band_word = (" " + text).find(" band=") != std::string::npos;
+  const bool band_word = band || (" " + text).find(" band=") != std::string::npos;
   if (band_word && (!band || !p || !banded || *band < 1 || *band > kMaxPoolBand)) return std::nullopt;
   config.band = band.value_or(kDefaultPoolBand);
   if (c && !l && !p && (*c == 8 || *c == 16)) {
@@ -346,7 +347,7 @@ std::optional<ConvConfig> parse_config(const std::string& text, bool split, bool
 
 // The tuner's candidates: at each work-group size of the search, the tiles at each column count, channels
 // in lanes and, where the layer allows it (split), columns or positions in lanes; where the Split kernel
-// max-pools in its epilogue (banded) also smaller bands of pooled rows (detail::max_pool_band_candidates).
+// max-pools in its epilogue (banded) also other bands of pooled rows (detail::max_pool_band_candidates).
 std::vector<std::string> conv_candidates(TuneSearch search, std::size_t base_wg, std::size_t cap, bool split,
                                          bool banded) {
   std::vector<std::string> texts;

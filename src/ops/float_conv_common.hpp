@@ -98,6 +98,9 @@ bool pools_in_kernel(const ConvGeometry& g, const BinaryConvolution::Attributes&
 // band computes one convolution row twice (its first, the band above's last). See convolution.cpp.
 constexpr int kMaxPoolBand = 8;
 constexpr int kDefaultPoolBand = 4;
+static_assert(kMaxPoolBand <= 8, "the kernel's rows of `left` hold bands of POOL_BAND_MAX (8) pooled rows");
+static_assert(kDefaultPoolBand >= 1 && kDefaultPoolBand <= kMaxPoolBand,
+              "the default is a band the kernel takes");
 // The launch of convolution.cl's kernel (convolution.cpp) for a grouped convolution with weights w
 // [O, Cg, KH, KW] (O = groups * Og); `columns`: the tiles' column count (8 or 16) or the lanes'
 // (detail::kFloatConvLaneColumns); convolution_split's are fixed. `rows`: convolution_split's output rows

@@ -391,11 +391,12 @@ std::string network_build_options(const NetworkProgram& program, Variant variant
 
 // CPU devices build convolution.cl in work-groups of 1. PoCL hands whole work-groups to its threads, and the
 // float convolutions have few work-items, each a large block of outputs: a 1x1 convolution to 512 x 7 x 7 has
-// 172, the 7x7/2 stem with its max-pool 77 (bands of 8 pooled rows), which groups of 8 made 10 coarse grains
-// for 2 cores. The first step was from 64 (the other programs' size) to 8 (docs/benchmarks.md); on an Intel
-// Xeon (AVX-512, 2 cores), both plans in one process in turn, 1 against 8: the stem 2.3-3.4% less time,
-// Bi-Real Net-18's 1x1 steps 4-17% less, the binary ResNet-18's strided 1x1 steps from 6% less (stage 4) to
-// 8% more (stage 2), the stem's input copy (same program) up to 0.01 ms more; device time 0.4-3.5% less.
+// 172, the 7x7/2 stem with its max-pool 77 then (bands of 8 pooled rows; 154 since, in bands of 4), which
+// groups of 8 made 10 coarse grains for 2 cores. The first step was from 64 (the other programs' size) to 8
+// (docs/benchmarks.md); on an Intel Xeon (AVX-512, 2 cores), both plans in one process in turn, 1 against 8:
+// the stem 2.3-3.4% less time, Bi-Real Net-18's 1x1 steps 4-17% less, the binary ResNet-18's strided 1x1
+// steps from 6% less (stage 4) to 8% more (stage 2), the stem's input copy (same program) up to 0.01 ms more;
+// device time 0.4-3.5% less.
 std::size_t network_work_group_ceiling(const NetworkProgram& program, const DeviceProfile& profile) {
   const bool cpu_convolution = profile.info.type == "CPU" && std::string(program.file) == "convolution.cl";
   return cpu_convolution ? 1 : std::numeric_limits<std::size_t>::max();

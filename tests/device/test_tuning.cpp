@@ -502,6 +502,31 @@ TEST_CASE("tuning: corrupt files and entries this device cannot run fall back to
       for (const detail::TuningPoint& p : step)
         if (p.shape_class.find("kernel 7x7") != std::string::npos) stem = p.shape_class;
     REQUIRE_FALSE(stem.empty());
+    // A band on a windowed convolution without a pool in its step (its kernel does not pool): refused, where
+    // split=16 alone runs.
+    {
+      std::mt19937 rng(5);
+      Graph plain;
+      plain.inputs.push_back({"x", {1, 3, 16, 16}});
+      plain.constants["w"] = random_floats({5, 3, 3, 3}, rng, -1, 1);
+      using V = std::vector<std::int64_t>;
+      plain.outputs = {add_node(plain, "conv", "Convolution", {"x", "w"},
+                                {{"pads_begin", V{1, 1}}, {"pads_end", V{1, 1}}})};
+      std::string shape_class;
+      for (const auto& step : detail::ModelAccess::tuning_points(Model(probe, plain)))
+        for (const detail::TuningPoint& p : step) shape_class = p.shape_class;
+      REQUIRE_FALSE(shape_class.empty());
+      for (const std::string config : {"split=16 band=2 wg=64", "split=16 wg=64"}) {
+        INFO(shape_class << ": " << config);
+        std::vector<std::string> warnings;
+        Runtime logged = runtime_with(Variant::Global, TuningMode::Ignore, "", &warnings);
+        logged.state()->tuning.set(shape_class, config);
+        const bool tuned =
+            Model(logged, plain).plan().to_string().find("tuned " + config) != std::string::npos;
+        CHECK(tuned == (config == "split=16 wg=64"));  // the second: a control that runs
+        CHECK(warnings.empty() == tuned);
+      }
+    }
     // The stem pools in its kernel where floats compare exactly: there a band of 1 to 8 pooled rows runs.
     const bool bands = probe.state()->floats_compare_exactly;
     for (const std::string config :
