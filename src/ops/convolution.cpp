@@ -104,8 +104,8 @@ FloatLaunch pointwise_split_launch(const ConvGeometry& g, const BinaryConvolutio
   return l;
 }
 
-// The default band (kDefaultPoolBand, 4) computes 1 convolution row in 9 twice, 8 would compute 1 in 17, but
-// makes 154 work-items of Bi-Real Net-18's stem where 8 makes 77. On PoCL (an Intel Xeon, 2 cores, the
+// The default band (kDefaultPoolBand, 4) computes 1 convolution row in 9 twice where 8 computes 1 in 17, but
+// gives Bi-Real Net-18's stem 154 work-items where 8 gives 77. On PoCL (an Intel Xeon, 2 cores, the
 // kernels in work-groups of 1), both in one process in turn: the stem kernel 3-10% less time at 4 than at 8
 // in 7 runs of 8 (7% more in one), 5 and 6 3-4% more (their last band short), 2 22% more
 // (docs/bench/pocl_avx512_stem_band_in_turn.txt). Earlier, in work-groups of 8, 8 had been the faster. The
