@@ -14,6 +14,7 @@
 #include "graph/model_access.hpp"
 #include "graph/node_views.hpp"
 #include "graph_case.hpp"
+#include "ops/float_conv_common.hpp"
 #include "ops/op.hpp"
 #include "runtime/runtime_state.hpp"
 
@@ -657,7 +658,7 @@ int check_pool_case(Runtime& rt, const PoolCase& c) {
         // The band the configuration names (else the default's 4), at most the pooled rows.
         const std::size_t at = config.find("band=");
         const std::int64_t band = std::min<std::int64_t>(
-            at == std::string::npos ? 4 : std::stoi(config.substr(at + 5)), want.dims[2]);
+            at == std::string::npos ? ops::kDefaultPoolBand : std::stoi(config.substr(at + 5)), want.dims[2]);
         CHECK(description.find("in bands of " + std::to_string(band) + " pooled row") != std::string::npos);
       }
     }

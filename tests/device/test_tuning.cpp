@@ -17,6 +17,7 @@
 #include "device_support.hpp"
 #include "graph/model_access.hpp"
 #include "graph_case.hpp"
+#include "ops/float_conv_common.hpp"
 #include "runtime/device_profile.hpp"
 #include "runtime/runtime_state.hpp"
 
@@ -546,7 +547,8 @@ TEST_CASE("tuning: corrupt files and entries this device cannot run fall back to
       if (tuned && bands)
         CHECK(plan.find(config.find("band=3") != std::string::npos
                             ? "in bands of 3 pooled rows"
-                            : "in bands of 4 pooled rows") != std::string::npos);
+                            : "in bands of " + std::to_string(ops::kDefaultPoolBand) + " pooled rows") !=
+              std::string::npos);
     }
   }
   SECTION("an entry outside the device's limits: a warning naming it, the default runs") {

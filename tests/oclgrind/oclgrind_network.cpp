@@ -23,6 +23,7 @@
 
 #include "graph/model_access.hpp"
 #include "network_case.hpp"
+#include "ops/float_conv_common.hpp"
 #include "runtime/runtime_state.hpp"
 #include "xnorcl/xnorcl.hpp"
 
@@ -213,7 +214,9 @@ int one_node_graphs(Kept& kept, const Runtime& rt, Rng& rng, Variant variant) {
       // Both cases pool to 9 rows: every band here is the configuration's, else the default's 4.
       const std::size_t at = config.find("band=");
       const std::string band =
-          "in bands of " + (at == std::string::npos ? "4" : config.substr(at + 5)) + " pooled row";
+          "in bands of " +
+          (at == std::string::npos ? std::to_string(ops::kDefaultPoolBand) : config.substr(at + 5)) +
+          " pooled row";
       if (step.node != "conv+pool" || step.tuning != "tuned " + config ||
           (description.rfind("convolution_split_maxpool", 0) == 0) != in_kernel ||
           (in_kernel && description.find(band) == std::string::npos)) {
