@@ -7,10 +7,15 @@
 // im2col_pack.cl); this kernel only needs bits beyond K (tails) to be zero in both, so they xor to 0.
 //
 // Reads:
-//   filters   k-major packed filter matrix filters[w * filter_row + o] (word), packed once on the host in the
-//             layer's K order; tail bits and rows o >= M (= C_OUT) up to M_pad (a multiple of the tile's rows)
-//             are 0. filter_row >= M_pad is an odd number of 64-byte lines where M_pad is an even one, so that
-//             a work-item's lines of successive words do not all fall into one set of a CPU's cache.
+//   filters   packed filter matrix in blocks of filter_row channels, each block k-major: word w of channel o
+//             at filters[filter_start(o, Kw) + w * filter_row] (below), packed once on the host in
+//             the layer's K order; tail bits and rows o >= M (= C_OUT) up to M_pad (a multiple of the tile's
+//             rows) are 0. The Global variant's blocks are 8 channels: a work-item's TM (<= 8) channels are
+//             one block, whose words it reads front to back, one stream a CPU's prefetcher follows (one k-major
+//             matrix put each step of K a row of M_pad words further, a new 4 KiB page per step at 512
+//             channels; see filter_layout.hpp for the figures). The Local variant's buffer is one block,
+//             k-major, filter_row >= M_pad an odd number of 64-byte lines where M_pad is an even one, so that
+//             the lines of successive words do not all fall into one set of a CPU's cache.
 //   patches   k-major packed patch matrix patches[w * P_pad + p] (word) written by im2col_pack.cl in the same bit
 //             order; columns p >= P up to P_pad (a multiple of the tile's columns) are 0.
 //   k-major rows make the loads of adjacent work-items contiguous.
@@ -186,8 +191,8 @@ static inline word8_t popcount8_native(const word8_t x) {
   }
 #endif
 
-// Global variant: `steps` words of K read straight from global memory through fp (filters + o0) and pp
-// (patches + p0); adjacent work-items load adjacent blocks.
+// Global variant: `steps` words of K read straight from global memory through fp (channel o0's words) and pp
+// (patches + p0); adjacent work-items load adjacent blocks of patch words.
 #define ACCUMULATE_GLOBAL(steps)             \
   {                                          \
     BLOCK_SUMS                               \
@@ -202,6 +207,22 @@ static inline word8_t popcount8_native(const word8_t x) {
     }                                        \
     ADD_BLOCK_SUMS                           \
   }
+
+// Where channel o (>= 0) has its first word in the filter buffer (see filters above); word w is filter_row * w
+// further. The Global variant's blocks are FILTER_BLOCK channels, the host's filter_row there (a constant:
+// a division per work-item was a tenth of a stage-1 GEMM's work-item, 9 words of K).
+#if LOCAL_VARIANT == 0
+#define FILTER_BLOCK 8
+inline ulong filter_start(const int o, const int Kw) {
+  const uint u = (uint)o;
+  return (ulong)(u / FILTER_BLOCK) * (ulong)Kw * FILTER_BLOCK + (ulong)(u % FILTER_BLOCK);
+}
+#else
+inline ulong filter_start(const int o, const int Kw) {
+  (void)Kw;
+  return (ulong)o;
+}
+#endif
 
 // A work-item's TM x TN accumulators, zeroed.
 #define ZERO_ACCUMULATORS(acc)                                                          \
@@ -220,12 +241,13 @@ static inline word8_t popcount8_native(const word8_t x) {
   const int p0 = p0_of(p_start);                                    \
   const int o0 = (int)get_global_id(1) * TM;                        \
   const int steps_k = (p_start < P && o0 < M) ? Kw : 0;             \
-  __global const word_t* fp = filters + o0;                         \
+  __global const word_t* fp = filters + filter_start(o0, Kw); \
   __global const word_t* pp = patches + p0;                         \
   ACCUMULATE_GLOBAL(steps_k);
 
 // Local variant: per step the work-group (work-item `linear_id` of WG*WG) stages KT words of a TILE_M x
-// TILE_N tile in As and Bs (coalesced loads; words w >= Kw are zero), then each work-item reads rows
+// TILE_N tile in As and Bs (coalesced loads from the one k-major block of filters; words w >= Kw are zero),
+// then each work-item reads rows
 // lid1 + i*WG and columns lid0 + j*WG. Rows kk >= Kw - kb hold zeros and are skipped, so a small K (a
 // 3-channel first layer has Kw = 3) does not pay for KT words per step. Every work-item reaches the barriers.
 #define ACCUMULATE_LOCAL(linear_id)                                                                   \
@@ -458,7 +480,7 @@ __kernel __attribute__((reqd_work_group_size(WG, WG, 1))) void xnor_gemm(
   // A block entirely in the tile padding has nothing to store (no barriers in this variant, so it may leave;
   // a 1x1 layer with P = 1 would otherwise compute TILE_N columns).
   if (p0 >= P || o0 >= M) return;
-  __global const word_t* fp = filters + o0;
+  __global const word_t* fp = filters + filter_start(o0, Kw);
   __global const word_t* pp = patches + p0;
   ACCUMULATE_GLOBAL(Kw);
   const int o_first = o0, o_step = 1, p_first = p0, p_step = 1;
@@ -836,15 +858,22 @@ static inline __attribute__((always_inline)) void or_column(
     __global const int* int_lo, __global const uint* int_count, uint8* hit0, uint8* hit1, uint8* hit2,
     uint8* hit3, uint* bits) {
   count8_t acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
-  __global const word_t* fp = filters + o0;
+  // Channels o0 + 8q .. o0 + 8q + 7, one vector of words each (a block of the Global variant's filters).
+  __global const word_t* fp0 = filters + filter_start(o0, Kw);
+  __global const word_t* fp1 = filters + filter_start(o0 + 8, Kw);
+  __global const word_t* fp2 = filters + filter_start(o0 + 16, Kw);
+  __global const word_t* fp3 = filters + filter_start(o0 + 24, Kw);
   __global const word_t* pp = patches + p;
   for (int w = 0; w < Kw; ++w) {
     const word_t b = *pp;
-    acc0 += popcount8(vload8(0, fp) ^ b);
-    acc1 += popcount8(vload8(1, fp) ^ b);
-    acc2 += popcount8(vload8(2, fp) ^ b);
-    acc3 += popcount8(vload8(3, fp) ^ b);
-    fp += filter_row;
+    acc0 += popcount8(vload8(0, fp0) ^ b);
+    acc1 += popcount8(vload8(0, fp1) ^ b);
+    acc2 += popcount8(vload8(0, fp2) ^ b);
+    acc3 += popcount8(vload8(0, fp3) ^ b);
+    fp0 += filter_row;
+    fp1 += filter_row;
+    fp2 += filter_row;
+    fp3 += filter_row;
     pp += P_pad;
   }
   // G = K - 2 * popcounts, lanes of channels o0 + 8q .. o0 + 8q + 7.

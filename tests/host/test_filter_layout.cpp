@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // filter_image: the packed filter of random layers in every K layout against the Filter's bits, read back
 // word by word and bit by bit through the layout's definition (which patch bit each filter bit meets), tail
-// bits and padded rows zero; and the refusal of a filter beyond the allocation limit.
+// bits and padded rows zero, in blocks of 8 channels (Global) and in one block (Local); and the refusal of a
+// filter beyond the allocation limit.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -57,22 +58,32 @@ TEST_CASE("filter layout: every bit of every word from the Filter's bits, in eac
           "[filter_layout]") {
   Rng rng(4242);
   int layouts[4] = {0, 0, 0, 0};  // dense bit by bit, dense from bit rows, channel-packed, unit-packed
+  int blocked = 0, several_blocks_one_row = 0;
   for (int trial = 0; trial < 300; ++trial) {
     const int word_bits = rng.chance(50) ? 32 : 64;
     const LayerCase c = test::random_layer(rng, word_bits, rng.chance(25), 100);
     const LayerDims& d = c.d;
-    const int M_pad = static_cast<int>(detail::round_up(d.C_OUT, rng.pick(std::vector<int>{1, 8, 32, 64})));
-    INFO(c.text << ", M_pad " << M_pad);
+    const int M_pad =
+        static_cast<int>(detail::round_up(d.C_OUT, rng.pick(std::vector<int>{1, 4, 8, 32, 64})));
+    const bool in_blocks = rng.chance(50);
+    INFO(c.text << ", M_pad " << M_pad << (in_blocks ? ", in blocks" : ", one block"));
     ++layouts[d.unit_packed ? 3 : d.channel_packed ? 2 : d.bit_rows ? 1 : 0];
-    const int row = detail::filter_row_words(M_pad, d.word_bits);
-    const std::vector<unsigned char> image = detail::filter_image(c.filter, d, M_pad, ~std::uint64_t(0));
-    REQUIRE(image.size() == std::size_t(d.Kw) * std::size_t(row) * std::size_t(d.word_bits / 8));
-    // Compared in one check per layer, naming the first wrong bit.
+    const int row = detail::filter_row_words(M_pad, d.word_bits, in_blocks);
+    REQUIRE(row == (in_blocks ? 8 : detail::filter_row_words(M_pad, d.word_bits, false)));
+    REQUIRE(row >= (in_blocks ? 8 : M_pad));
+    const int blocks = (M_pad + row - 1) / row;
+    blocked += in_blocks;
+    several_blocks_one_row += blocks > 1;
+    const std::vector<unsigned char> image = detail::filter_image(c.filter, d, M_pad, row, ~std::uint64_t(0));
+    REQUIRE(image.size() ==
+            std::size_t(blocks) * std::size_t(d.Kw) * std::size_t(row) * std::size_t(d.word_bits / 8));
+    // Compared in one check per layer, naming the first wrong bit; o runs over every slot of every block.
     int ones = 0;
     std::string first_wrong;
     for (int w = 0; w < d.Kw && first_wrong.empty(); ++w) {
-      for (int o = 0; o < row && first_wrong.empty(); ++o) {
-        const std::uint64_t word = word_at(image, d, std::size_t(w) * row + o);
+      for (int o = 0; o < blocks * row && first_wrong.empty(); ++o) {
+        const std::size_t index = std::size_t(o / row) * d.Kw * row + std::size_t(w) * row + o % row;
+        const std::uint64_t word = word_at(image, d, index);
         for (int j = 0; j < d.word_bits; ++j) {
           const bool want = o < d.C_OUT && expected_bit(c.filter, d, o, w, j);
           ones += want;
@@ -91,6 +102,9 @@ TEST_CASE("filter layout: every bit of every word from the Filter's bits, in eac
     REQUIRE(ones == filter_ones);
   }
   for (int count : layouts) CHECK(count > 10);
+  CHECK(blocked > 100);
+  CHECK(blocked < 200);
+  CHECK(several_blocks_one_row > 50);
 }
 
 TEST_CASE("filter layout: rows of an even number of 64-byte lines get one line more", "[filter_layout]") {
@@ -101,7 +115,8 @@ TEST_CASE("filter layout: rows of an even number of 64-byte lines get one line m
        {Row{512, 64, 520}, Row{512, 32, 528}, Row{64, 64, 72}, Row{64, 32, 80}, Row{8, 64, 8},
         Row{16, 32, 16}, Row{24, 64, 24}, Row{4, 64, 4}, Row{48, 32, 48}, Row{32, 64, 40}, Row{40, 64, 40}}) {
     INFO("M_pad " << r.M_pad << ", " << r.word_bits << "-bit words");
-    CHECK(detail::filter_row_words(r.M_pad, r.word_bits) == r.words);
+    CHECK(detail::filter_row_words(r.M_pad, r.word_bits, false) == r.words);
+    CHECK(detail::filter_row_words(r.M_pad, r.word_bits, true) == 8);
   }
 }
 
@@ -113,9 +128,13 @@ TEST_CASE("filter layout: a packed filter beyond the allocation limit is refused
   REQUIRE(d.Kw == 18);
   const Filter f =
       Filter::from_packed(std::vector<std::uint8_t>(720, 0x5a).data(), 720, g.filter, BitOrder::MsbFirst);
-  // 18 words of 4 bytes for 16 rows: 1152 bytes.
-  REQUIRE_THROWS_WITH(
-      detail::filter_image(f, d, 16, 1151),
-      "the packed filter 10x64x3x3 needs 1152 bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (1151)");
-  CHECK(detail::filter_image(f, d, 16, 1152).size() == 1152);
+  // 18 words of 4 bytes for 16 rows (one block of 16, or two of 8): 1152 bytes; rows padded to 12 in blocks
+  // of 8 are two blocks all the same.
+  for (int row : {16, 8}) {
+    REQUIRE_THROWS_WITH(
+        detail::filter_image(f, d, 16, row, 1151),
+        "the packed filter 10x64x3x3 needs 1152 bytes, more than CL_DEVICE_MAX_MEM_ALLOC_SIZE (1151)");
+    CHECK(detail::filter_image(f, d, 16, row, 1152).size() == 1152);
+  }
+  CHECK(detail::filter_image(f, d, 12, 8, 1152).size() == 1152);
 }

@@ -31,16 +31,18 @@ void word_and_bit(const LayerDims& d, int k, std::size_t& w, int& bit) {
 
 }  // namespace
 
-int filter_row_words(int M_pad, int word_bits) {
+int filter_row_words(int M_pad, int word_bits, bool in_blocks) {
+  if (in_blocks) return kFilterBlockChannels;
   const int line_words = 512 / word_bits;
   const int lines = (M_pad + line_words - 1) / line_words;
   return lines % 2 == 0 ? M_pad + line_words : M_pad;
 }
 
-std::vector<unsigned char> filter_image(const Filter& filter, const LayerDims& d, int M_pad,
+std::vector<unsigned char> filter_image(const Filter& filter, const LayerDims& d, int M_pad, int row,
                                         std::uint64_t max_alloc) {
-  const int row = filter_row_words(M_pad, d.word_bits);
-  const std::uint64_t filter_words = std::uint64_t(d.Kw) * std::uint64_t(row);
+  const std::uint64_t blocks = (std::uint64_t(M_pad) + std::uint64_t(row) - 1) / std::uint64_t(row);
+  const std::uint64_t block_words = std::uint64_t(d.Kw) * std::uint64_t(row);
+  const std::uint64_t filter_words = blocks * block_words;
   const std::uint64_t filter_bytes = filter_words * d.word_bytes();
   if (filter_bytes > max_alloc) {
     throw Error("the packed filter " + xnorcl::to_string(filter.shape()) + " needs " +
@@ -50,12 +52,13 @@ std::vector<unsigned char> filter_image(const Filter& filter, const LayerDims& d
   std::vector<std::uint64_t> words(static_cast<std::size_t>(filter_words), 0u);
   for (int o = 0; o < d.C_OUT; ++o) {
     const std::int64_t base = std::int64_t(o) * d.K;
+    const std::size_t start = std::size_t(o / row) * block_words + std::size_t(o % row);
     for (int k = 0; k < d.K; ++k) {
       if (!filter.bit(base + k)) continue;
       std::size_t w;
       int bit;
       word_and_bit(d, k, w, bit);
-      words[w * row + o] |= std::uint64_t(1) << bit;
+      words[start + w * std::size_t(row)] |= std::uint64_t(1) << bit;
     }
   }
   std::vector<unsigned char> image(static_cast<std::size_t>(filter_bytes));

@@ -12,21 +12,31 @@
 
 namespace xnorcl::detail {
 
-// The words between word w and word w + 1 of one channel in the GEMM's filter buffer: M_pad (>= C_OUT: the
-// GEMM's rows padded to its tile), plus one 64-byte line where M_pad words are an even number of lines. A
-// work-item of the Global variant reads TM channels' words of every w, one line per w: at a stride of a
-// power-of-two number of lines (M_pad = 512 64-bit words: 4 KiB) every one of those lines falls into the
-// same set of a CPU's L1 cache, whose 8 ways then hold 8 of them (Bi-Real Net-18's 512-channel GEMMs ran
-// about 10% faster on PoCL, AVX2, with the extra line). An odd number of lines spreads them over every set.
-int filter_row_words(int M_pad, int word_bits);
+// The words between word w and word w + 1 of one channel in the GEMM's filter buffer, which holds the
+// channels in blocks of that many channels, each block k-major (filter_image).
+// - in_blocks (the Global variant): 8. A work-item reads the words of TM <= 8 channels, one block, front to
+//   back: one stream, which a CPU's prefetcher follows. With one k-major matrix each step of K was a row of
+//   M_pad words further (4 KiB at 512 channels: a new page per step, which the prefetchers do not cross).
+//   On PoCL (Intel Xeon, AVX-512, 2 cores), both layouts in turn in one process: the 512-channel GEMMs of
+//   Bi-Real Net-18 and the binary ResNet-18 16-25% less time, the 256-channel ones 2-5%, 64 and 128
+//   channels within 3% either way (docs/benchmarks.md).
+// - otherwise (the Local variant, whose work-groups stage rows of a tile with adjacent work-items reading
+//   adjacent channels): one block of M_pad, plus one 64-byte line where M_pad words are an even number of
+//   lines. At a stride of a power-of-two number of lines every line a work-item reads falls into the same set
+//   of a CPU's L1 cache, whose 8 ways then hold 8 of them; an odd number spreads them over every set.
+int filter_row_words(int M_pad, int word_bits, bool in_blocks);
+// The blocks' channels with in_blocks: FILTER_BLOCK of cl_kernels/xnor_gemm.cl, which xnor_gemm_bits reads
+// as 4 blocks of its 32 channels.
+constexpr int kFilterBlockChannels = 8;
 
-// The bytes of the GEMM's filter buffer: d.Kw words of d.word_bits bits per output channel, word w of channel
-// o at filters[w * filter_row_words(M_pad, d.word_bits) + o] (rows from C_OUT on, and the words past M_pad,
-// are 0), in host byte order. Dense: bit j of word w is k = B*w + j of the (c, ky, kx) order; channel-packed:
-// word w = (ky*KW + kx)*Cw + cw holds channels B*cw + j at bit j; unit-packed (packed input): unit u = (ky*KW
-// + kx)*Cw + cw holds channels 32*cw + j at bit j, as half u % (B/32) of word u / (B/32). Bits past C_IN (or
-// K) are 0. Throws Error where the buffer would exceed max_alloc (CL_DEVICE_MAX_MEM_ALLOC_SIZE).
-std::vector<unsigned char> filter_image(const Filter& filter, const LayerDims& d, int M_pad,
+// The bytes of the GEMM's filter buffer: d.Kw words of d.word_bits bits per output channel, in blocks of
+// `row` channels (row = filter_row_words()): word w of channel o at filters[(o / row) * d.Kw * row + w * row
+// + o % row], ceil(M_pad / row) blocks (channels from C_OUT on, and the words past M_pad, are 0), in host
+// byte order. Dense: bit j of word w is k = B*w + j of the (c, ky, kx) order; channel-packed: word w = (ky*KW
+// + kx)*Cw + cw holds channels B*cw + j at bit j; unit-packed (packed input): unit u = (ky*KW + kx)*Cw + cw
+// holds channels 32*cw + j at bit j, as half u % (B/32) of word u / (B/32). Bits past C_IN (or K) are 0.
+// Throws Error where the buffer would exceed max_alloc (CL_DEVICE_MAX_MEM_ALLOC_SIZE).
+std::vector<unsigned char> filter_image(const Filter& filter, const LayerDims& d, int M_pad, int row,
                                         std::uint64_t max_alloc);
 
 }  // namespace xnorcl::detail

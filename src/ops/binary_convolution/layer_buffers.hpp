@@ -25,7 +25,7 @@ struct LayerTables {
 };
 
 struct LayerBuffers {
-  cl::Buffer filters;         // [Kw][filter_row_words(M_pad)] words
+  cl::Buffer filters;         // filter_image(): Kw words per channel, in blocks of channels
   cl::Buffer wsum;            // pad_fold_tables(): S tables, position classes (only with the pad fold)
   cl::Buffer threshold_keys;  // [C_IN] uint
   cl::Buffer patches;         // [Kw][largest P_pad] words
