@@ -27,10 +27,24 @@ namespace {
 using detail::cl_call;
 using detail::RuntimeState;
 
-// Set by an atexit handler registered with the first deferred store: a Runtime destroyed after it (a static
-// one) must not query binaries any more (PoCL then compiles with an LLVM whose statics may be gone).
+// Set by the atexit handlers of watch_process_exit: a Runtime destroyed after one of them ran (a static one)
+// must not query binaries any more (PoCL then compiles with an LLVM whose statics may be gone).
 std::atomic<bool> process_exiting{false};
-std::once_flag exit_handler_once;
+std::atomic<int> exit_handlers{0};
+constexpr int kMaxExitHandlers = 256;
+
+// Registers a handler that sets process_exiting; false where the process has registered kMaxExitHandlers.
+// Each Runtime's state registers its own at its first deferred store, not the process once: handlers run in
+// the reverse order of their registration, interleaved with the destructors of statics, so one registered by
+// an earlier Runtime ran after the destructor of a static constructed later (a test's function-local map of
+// Runtimes), whose Runtime then compiled inside PoCL during exit and crashed in LLVM (PoCL's kernel cache
+// cold: 4 processes in 6). A state's static holder is usually constructed before the state's first deferred
+// store, so its own handler runs first. The bound keeps a process that creates Runtime after Runtime from
+// growing the exit list without end; a state without a handler never stores at its destruction.
+bool watch_process_exit() {
+  if (exit_handlers.fetch_add(1) >= kMaxExitHandlers) return false;
+  return std::atexit([] { process_exiting.store(true); }) == 0;
+}
 
 const char* const kDeviceForms =
     "\"P:D\" (platform and device indices) or a case-insensitive substring of a device's \"<platform> / "
@@ -326,8 +340,8 @@ std::optional<std::vector<unsigned char>> program_binary(const RuntimeState& s, 
 void store_in_cache(const RuntimeState& s, const BuiltProgram& built) {
   if (built.cache_key.empty() || built.from_cache) return;
   if (s.profile.binary_grows_at_first_launch) {
-    std::call_once(exit_handler_once, [] { std::atexit([] { process_exiting.store(true); }); });
     const std::lock_guard<std::mutex> lock(s.deferred_mutex);  // tuned programs are built after create()
+    if (!s.watches_exit) s.watches_exit = watch_process_exit();
     if (s.deferred_stores.empty()) detail::deferred_stores_pending(+1);
     s.deferred_stores.push_back({built.program, built.cache_key});
     return;
@@ -521,7 +535,7 @@ void RuntimeState::store_deferred() const noexcept {
 
 RuntimeState::~RuntimeState() {
   if (deferred_stores.empty()) return;
-  if (process_exiting.load()) {
+  if (process_exiting.load() || !watches_exit.value_or(false)) {
     deferred_stores_pending(-1);
     return;
   }
