@@ -19,10 +19,11 @@ asan() {
     -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
     >/dev/null
   cmake --build build-asan -j2
-  # intercept_tls_get_addr=0: this GCC's LeakSanitizer (12) finds a thread's dynamic TLS blocks by a header
-  # that glibc no longer writes; when glibc's malloc puts a block 16 bytes past a page boundary it reads a
-  # stranger's bytes as the block's bounds and its tracer crashes on them ("Tracer caught signal 11",
-  # google/sanitizers#1409, fixed in LLVM 17). Which block lands there follows the process's allocations,
+  # intercept_tls_get_addr=0: this GCC's LeakSanitizer (12) takes a dynamic TLS block that starts 16 bytes
+  # past a page boundary for one with a {size, start} header in front (which only a fork of glibc wrote);
+  # glibc allocates the blocks with malloc, and where ASan's allocator puts one there, LeakSanitizer reads
+  # ASan's own chunk header as the block's bounds and its tracer crashes on them ("Tracer caught signal 11",
+  # google/sanitizers#1409; LLVM 17 fixed it). Which block lands there follows the process's allocations,
   # so the same tests crash on every run once some change moves them. Without the interception only the TLS
   # of libraries loaded by dlopen (PoCL and LLVM, whose leaks are suppressed below) stops being a root:
   # xnorcl's and the tests' own TLS is static and still scanned, and fewer roots can only report more leaks.

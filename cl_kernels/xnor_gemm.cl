@@ -7,18 +7,18 @@
 // im2col_pack.cl); this kernel only needs bits beyond K (tails) to be zero in both, so they xor to 0.
 //
 // Reads:
-//   filters   packed filter matrix in blocks of filter_row channels, each block k-major: word w of channel o
-//             at filters[filter_start(o, Kw) + w * filter_row] (below), packed once on the host in
-//             the layer's K order; tail bits and rows o >= M (= C_OUT) up to M_pad (a multiple of the tile's
-//             rows) are 0. The Global variant's blocks are 8 channels: a work-item's TM (<= 8) channels are
-//             one block, whose words it reads front to back, one stream a CPU's prefetcher follows (one k-major
-//             matrix put each step of K a row of M_pad words further, a new 4 KiB page per step at 512
-//             channels; see filter_layout.hpp for the figures). The Local variant's buffer is one block,
-//             k-major, filter_row >= M_pad an odd number of 64-byte lines where M_pad is an even one, so that
-//             the lines of successive words do not all fall into one set of a CPU's cache.
+//   filters   packed filter matrix in blocks of filter_row channels, each block k-major: word w of channel
+//             o at filters[filter_start(o, Kw) + w * filter_row] (below), packed once on the host in the
+//             layer's K order; tail bits and rows o >= M (= C_OUT) up to M_pad (a multiple of the tile's
+//             rows) are 0. The Global variant's blocks are FILTER_BLOCK (8) channels: a work-item's TM
+//             channels are one block, whose words it reads front to back, one stream a CPU's prefetcher
+//             follows (in one k-major matrix each step of K was a row of M_pad words further, a new 4 KiB
+//             page per step at 512 channels; figures in filter_layout.hpp). The Local variant's buffer is
+//             one block, k-major, filter_row >= M_pad an odd number of 64-byte lines where M_pad is an even
+//             one, so that the lines of successive words do not all fall into one set of a CPU's cache.
 //   patches   k-major packed patch matrix patches[w * P_pad + p] (word) written by im2col_pack.cl in the same bit
 //             order; columns p >= P up to P_pad (a multiple of the tile's columns) are 0.
-//   k-major rows make the loads of adjacent work-items contiguous.
+//   k-major patch rows make the loads of adjacent work-items contiguous.
 // Writes:
 //   y         float NCHW [N, M, OH, OW]. Column p of this chunk is image n0 + p / per_image, position
 //             row_offset + p % per_image within the image (row_offset = oy0*OW); 64-bit offsets.
@@ -70,6 +70,7 @@
 #define TN 4
 #define KT 8
 #define WORD_BITS 32
+#define FILTER_BLOCK 8
 #endif
 #if !defined(LOCAL_VARIANT) || !defined(WG) || !defined(TM) || !defined(TN) || !defined(KT) || !defined(WORD_BITS)
 #error "xnor_gemm.cl needs all of -DLOCAL_VARIANT -DWG -DTM -DTN -DKT -DWORD_BITS, or none"
@@ -209,10 +210,13 @@ static inline word8_t popcount8_native(const word8_t x) {
   }
 
 // Where channel o (>= 0) has its first word in the filter buffer (see filters above); word w is filter_row * w
-// further. The Global variant's blocks are FILTER_BLOCK channels, the host's filter_row there (a constant:
-// a division per work-item was a tenth of a stage-1 GEMM's work-item, 9 words of K).
+// further. The Global variant's blocks are FILTER_BLOCK channels (-DFILTER_BLOCK from the host, which also
+// passes it as filter_row there): a constant, so the block's start is a shift and a mask. A work-item's TM
+// channels must lie in one block, and xnor_gemm_bits reads its 32 channels as vectors of 8.
 #if LOCAL_VARIANT == 0
-#define FILTER_BLOCK 8
+#if !defined(FILTER_BLOCK) || FILTER_BLOCK % 8 != 0 || FILTER_BLOCK % TM != 0
+#error "the Global variant needs -DFILTER_BLOCK, a multiple of 8 and of TM"
+#endif
 inline ulong filter_start(const int o, const int Kw) {
   const uint u = (uint)o;
   return (ulong)(u / FILTER_BLOCK) * (ulong)Kw * FILTER_BLOCK + (ulong)(u % FILTER_BLOCK);
@@ -241,15 +245,15 @@ inline ulong filter_start(const int o, const int Kw) {
   const int p0 = p0_of(p_start);                                    \
   const int o0 = (int)get_global_id(1) * TM;                        \
   const int steps_k = (p_start < P && o0 < M) ? Kw : 0;             \
-  __global const word_t* fp = filters + filter_start(o0, Kw); \
+  __global const word_t* fp = filters + filter_start(o0, Kw);       \
   __global const word_t* pp = patches + p0;                         \
   ACCUMULATE_GLOBAL(steps_k);
 
 // Local variant: per step the work-group (work-item `linear_id` of WG*WG) stages KT words of a TILE_M x
-// TILE_N tile in As and Bs (coalesced loads from the one k-major block of filters; words w >= Kw are zero),
-// then each work-item reads rows
-// lid1 + i*WG and columns lid0 + j*WG. Rows kk >= Kw - kb hold zeros and are skipped, so a small K (a
-// 3-channel first layer has Kw = 3) does not pay for KT words per step. Every work-item reaches the barriers.
+// TILE_N tile in As and Bs (coalesced loads from the one k-major block of filters; words w >= Kw are
+// zero), then each work-item reads rows lid1 + i*WG and columns lid0 + j*WG. Rows kk >= Kw - kb hold zeros
+// and are skipped, so a small K (a 3-channel first layer has Kw = 3) does not pay for KT words per step.
+// Every work-item reaches the barriers.
 #define ACCUMULATE_LOCAL(linear_id)                                                                   \
   {                                                                                                   \
   BLOCK_SUMS                                                                                          \

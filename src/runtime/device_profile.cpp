@@ -169,7 +169,8 @@ std::size_t GemmConfig::local_bytes() const {
 std::string GemmConfig::build_options() const {
   return "-cl-std=CL1.2 -DLOCAL_VARIANT=" + std::to_string(variant == Variant::Local ? 1 : 0) +
          " -DWG=" + std::to_string(wg) + " -DTM=" + std::to_string(tm) + " -DTN=" + std::to_string(tn) +
-         " -DKT=" + std::to_string(kt) + " -DWORD_BITS=" + std::to_string(word_bits);
+         " -DKT=" + std::to_string(kt) + " -DWORD_BITS=" + std::to_string(word_bits) +
+         (variant == Variant::Global ? " -DFILTER_BLOCK=" + std::to_string(kGemmFilterBlock) : "");
 }
 
 std::vector<GemmConfig> gemm_configs(Variant variant, const DeviceProfile& profile) {

@@ -42,6 +42,10 @@ struct DeviceProfile {
 
 DeviceProfile profile_device(const cl::Device& device, int platform_index = 0, int device_index = 0);
 
+// Output channels per block of the Global variant's GEMM filter buffer (filter_row_words in
+// src/ops/binary_convolution/filter_layout.hpp), given to the kernels as -DFILTER_BLOCK.
+constexpr int kGemmFilterBlock = 8;
+
 // One compiled configuration of cl_kernels/xnor_gemm.cl. A work-group of wg x wg work-items computes a
 // tile of (wg*tm) output channels by (wg*tn) output positions; the Local variant stages kt words of K per
 // step in __local memory.

@@ -31,18 +31,20 @@ using detail::RuntimeState;
 // must not query binaries any more (PoCL then compiles with an LLVM whose statics may be gone).
 std::atomic<bool> process_exiting{false};
 std::atomic<int> exit_handlers{0};
-constexpr int kMaxExitHandlers = 256;
+constexpr int kMaxExitHandlers = 4096;  // 32 bytes each in glibc's list
 
-// Registers a handler that sets process_exiting; false where the process has registered kMaxExitHandlers.
-// Each Runtime's state registers its own at its first deferred store, not the process once: handlers run in
-// the reverse order of their registration, interleaved with the destructors of statics, so one registered by
-// an earlier Runtime ran after the destructor of a static constructed later (a test's function-local map of
-// Runtimes), whose Runtime then compiled inside PoCL during exit and crashed in LLVM (PoCL's kernel cache
-// cold: 4 processes in 6). A state's static holder is usually constructed before the state's first deferred
-// store, so its own handler runs first. The bound keeps a process that creates Runtime after Runtime from
-// growing the exit list without end; a state without a handler never stores at its destruction.
+// Registers a handler that sets process_exiting; false once the process has registered kMaxExitHandlers.
+// Called at every deferred store, not once per process: handlers run in the reverse order of their
+// registration, interleaved with the destructors of statics, so one registered before a static holding a
+// Runtime was constructed runs after that static's destructor, whose Runtime then compiled inside PoCL during
+// exit and crashed in LLVM (a test's function-local map of Runtimes made after another Runtime's stores,
+// PoCL's kernel cache cold: 4 processes in 6). A Runtime's deferred stores mostly come after its holder is
+// constructed (programs built for layers and networks), and the handler of the last of them runs before the
+// holder's destructor. The bound keeps a process that builds program after program from growing the exit
+// list without end; a state that could not register stores nothing at its destruction.
 bool watch_process_exit() {
-  if (exit_handlers.fetch_add(1) >= kMaxExitHandlers) return false;
+  if (exit_handlers.load() >= kMaxExitHandlers || exit_handlers.fetch_add(1) >= kMaxExitHandlers)
+    return false;
   return std::atexit([] { process_exiting.store(true); }) == 0;
 }
 
@@ -341,7 +343,7 @@ void store_in_cache(const RuntimeState& s, const BuiltProgram& built) {
   if (built.cache_key.empty() || built.from_cache) return;
   if (s.profile.binary_grows_at_first_launch) {
     const std::lock_guard<std::mutex> lock(s.deferred_mutex);  // tuned programs are built after create()
-    if (!s.watches_exit) s.watches_exit = watch_process_exit();
+    s.watches_exit = s.watches_exit && watch_process_exit();
     if (s.deferred_stores.empty()) detail::deferred_stores_pending(+1);
     s.deferred_stores.push_back({built.program, built.cache_key});
     return;
@@ -535,7 +537,7 @@ void RuntimeState::store_deferred() const noexcept {
 
 RuntimeState::~RuntimeState() {
   if (deferred_stores.empty()) return;
-  if (process_exiting.load() || !watches_exit.value_or(false)) {
+  if (process_exiting.load() || !watches_exit) {
     deferred_stores_pending(-1);
     return;
   }

@@ -22,7 +22,7 @@ struct RuntimeState {
   RuntimeState() = default;
   RuntimeState(const RuntimeState&) = delete;
   RuntimeState& operator=(const RuntimeState&) = delete;
-  ~RuntimeState();  // store_deferred(), unless the process is exiting
+  ~RuntimeState();  // store_deferred(), unless the process is exiting (see watches_exit)
 
   cl::Context context;
   cl::Device device;
@@ -88,9 +88,9 @@ struct RuntimeState {
   mutable std::vector<DeferredStore> deferred_stores;  // emptied by store_deferred, under deferred_mutex
   mutable std::mutex deferred_mutex;
   mutable std::atomic<bool> first_host_run_done{false};
-  // Whether this state registered its own exit handler (runtime.cpp, watch_process_exit) at its first
-  // deferred store (unset before it), under deferred_mutex: without one, the destructor stores nothing.
-  mutable std::optional<bool> watches_exit;
+  // Whether every deferred store of this state registered an exit handler (runtime.cpp, watch_process_exit),
+  // under deferred_mutex: once one could not, the destructor stores nothing.
+  mutable bool watches_exit = true;
 
  private:
   mutable std::map<std::string, std::optional<LinearProgram>> program_variants_;  // by file and options

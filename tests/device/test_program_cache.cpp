@@ -280,9 +280,9 @@ TEST_CASE("program cache: entries stored after launches carry the launched code 
 // A Runtime whose programs are still waiting to be stored when the process exits stores nothing then: PoCL
 // would compile them inside an LLVM whose statics may be gone (it crashed in 4 of 6 cold processes). Here the
 // Runtime is held by a static constructed after another Runtime had deferred its stores, so only an exit
-// handler of the late Runtime's own runs before the static's destructor. The process test
+// handler registered by the late Runtime's own stores runs before the static's destructor. The process test
 // (tests/process_tests.cmake) checks after the exit that the late Runtime's cache directory stayed empty.
-// Hidden: it needs PoCL's cache off (programs built from source, their stores deferred) and that check.
+// Hidden: it needs that check, and PoCL's cache off, so that a store at exit would compile in this process.
 TEST_CASE("program cache: a Runtime in a static made after another's deferred stores stores nothing at exit",
           "[.store_at_exit]") {
   const char* pocl_cache = std::getenv("POCL_KERNEL_CACHE");
@@ -297,14 +297,14 @@ TEST_CASE("program cache: a Runtime in a static made after another's deferred st
   }
   const fs::path early_dir = fresh_directory();
   const SmallLayer layer;
-  CHECK(layer.run_matches(early_dir));  // its Runtime deferred its stores, then stored them when it went
+  CHECK(layer.run_matches(early_dir));  // its Runtime deferred its stores, then stored them at the run
   CHECK(!entries(early_dir).empty());
   fs::remove_all(early_dir);
   static std::map<int, Runtime> late;
   RuntimeOptions o;
   o.cache_dir = std::string(late_dir);
   o.variant = Variant::Global;
-  late.emplace(0, Runtime::create(o));  // builds its programs from source; nothing runs on it
+  late.emplace(0, Runtime::create(o));  // a fresh cache: its programs built and their stores deferred
   REQUIRE(fs::is_directory(late_dir));
   CHECK(entries(late_dir).empty());
 }

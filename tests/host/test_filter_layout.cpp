@@ -58,7 +58,7 @@ TEST_CASE("filter layout: every bit of every word from the Filter's bits, in eac
           "[filter_layout]") {
   Rng rng(4242);
   int layouts[4] = {0, 0, 0, 0};  // dense bit by bit, dense from bit rows, channel-packed, unit-packed
-  int blocked = 0, several_blocks_one_row = 0;
+  int blocked = 0, multi_block = 0;
   for (int trial = 0; trial < 300; ++trial) {
     const int word_bits = rng.chance(50) ? 32 : 64;
     const LayerCase c = test::random_layer(rng, word_bits, rng.chance(25), 100);
@@ -73,7 +73,7 @@ TEST_CASE("filter layout: every bit of every word from the Filter's bits, in eac
     REQUIRE(row >= (in_blocks ? 8 : M_pad));
     const int blocks = (M_pad + row - 1) / row;
     blocked += in_blocks;
-    several_blocks_one_row += blocks > 1;
+    multi_block += blocks > 1;
     const std::vector<unsigned char> image = detail::filter_image(c.filter, d, M_pad, row, ~std::uint64_t(0));
     REQUIRE(image.size() ==
             std::size_t(blocks) * std::size_t(d.Kw) * std::size_t(row) * std::size_t(d.word_bits / 8));
@@ -104,7 +104,7 @@ TEST_CASE("filter layout: every bit of every word from the Filter's bits, in eac
   for (int count : layouts) CHECK(count > 10);
   CHECK(blocked > 100);
   CHECK(blocked < 200);
-  CHECK(several_blocks_one_row > 50);
+  CHECK(multi_block > 50);
 }
 
 TEST_CASE("filter layout: rows of an even number of 64-byte lines get one line more", "[filter_layout]") {

@@ -32,7 +32,7 @@ void word_and_bit(const LayerDims& d, int k, std::size_t& w, int& bit) {
 }  // namespace
 
 int filter_row_words(int M_pad, int word_bits, bool in_blocks) {
-  if (in_blocks) return kFilterBlockChannels;
+  if (in_blocks) return kGemmFilterBlock;
   const int line_words = 512 / word_bits;
   const int lines = (M_pad + line_words - 1) / line_words;
   return lines % 2 == 0 ? M_pad + line_words : M_pad;
