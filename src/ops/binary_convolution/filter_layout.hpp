@@ -15,14 +15,13 @@ namespace xnorcl::detail {
 
 // The words between word w and word w + 1 of one channel in the GEMM's filter buffer, which holds the
 // channels in blocks of that many channels, each block k-major (filter_image).
-// - in_blocks (the Global variant): kGemmFilterBlock (8). A work-item reads the words of TM <= 8 channels,
-// one block, front to
-//   back: one stream, which a CPU's prefetcher follows. With one k-major matrix each step of K was a row of
-//   M_pad words further (4 KiB at 512 channels: a new page per step, which the prefetchers do not cross).
-//   On PoCL (Intel Xeon, AVX-512, 2 cores), both layouts in turn in one process: the float-output GEMMs of
-//   Bi-Real Net-18 and the binary ResNet-18 17-29% less time at 512 channels, 2-8% at 256, within 3% at 64
-//   and 128; xnor_gemm_bits (32 channels, four adjacent lines per word of K either way) within 4%
-//   (docs/benchmarks.md).
+// - in_blocks (the Global variant): kGemmFilterBlock (8). A work-item reads the words of TM <= 8
+//   channels, one block, front to back: one stream, which a CPU's prefetcher follows. With one k-major
+//   matrix each step of K was a row of M_pad words further (4 KiB at 512 channels: a new page per step,
+//   which the prefetchers do not cross). On PoCL (Intel Xeon, AVX-512, 2 cores), both layouts in turn in
+//   one process: the float-output GEMMs of Bi-Real Net-18 and the binary ResNet-18 17-29% less time at 512
+//   channels, 2-8% at 256, within 3% at 64 and 128; xnor_gemm_bits (32 channels, four adjacent lines per
+//   word of K either way) within 4% (docs/benchmarks.md).
 // - otherwise (the Local variant, whose work-groups stage rows of a tile with adjacent work-items reading
 //   adjacent channels): one block of M_pad, plus one 64-byte line where M_pad words are an even number of
 //   lines. At a stride of a power-of-two number of lines every line a work-item reads falls into the same set
