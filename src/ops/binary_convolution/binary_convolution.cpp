@@ -245,7 +245,7 @@ BinaryConvolution::BinaryConvolution(const Runtime& runtime, const Attributes& a
   m.M_pad = gemm_choice.M_pad;
   detail::LayerTables tables;
   tables.filter_image =
-      detail::filter_image(filter, d, m.M_pad, m.gemm.filter_row(m.M_pad, d.word_bits), limits.max_alloc);
+      detail::filter_image(filter, d, m.M_pad, m.gemm.filter_row(m.M_pad), limits.max_alloc);
   tables.threshold_keys = detail::input_threshold_keys(attributes.input_thresholds, d.C_IN);
   tables.wsum = detail::pad_fold_tables(filter, d, m.fold, limits.max_alloc, g);
   // A clamp before packed output is composed into the rules (clamped_rule); the kernels see plain rules.

@@ -168,8 +168,7 @@ cl::Event XnorGemmLauncher::enqueue(const cl::CommandQueue& queue, const cl::Buf
         kernel_.setArg(i++, filters);
         kernel_.setArg(i++, patches);
         kernel_.setArg(i++, output);
-        for (int v :
-             {d.C_OUT, filter_row(M_pad, d.word_bits), d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
+        for (int v : {d.C_OUT, filter_row(M_pad), d.Kw, d.K, c.P, c.P_pad, c.rows * d.OW, c.n0}) {
           kernel_.setArg(i++, static_cast<cl_int>(v));
         }
         kernel_.setArg(i++, static_cast<cl_ulong>(d.output_plane()));
@@ -213,8 +212,8 @@ cl::Event XnorGemmLauncher::enqueue_fused(const cl::CommandQueue& queue, const c
   if (!kernel())
     kernel = make_kernel(program_, fused_kernel_for(d, c, e), device_, config_.work_group_size());
   Plan::Launch l = launch(M_pad, c);
-  const FusedGemmScalars scalars{gemm_scalars(d, filter_row(M_pad, d.word_bits), c, fold, e.Cw_out), e.mode,
-                                 e.clamp_low, e.clamp_high, e.also_packed ? 1 : 0};
+  const FusedGemmScalars scalars{gemm_scalars(d, filter_row(M_pad), c, fold, e.Cw_out), e.mode, e.clamp_low,
+                                 e.clamp_high, e.also_packed ? 1 : 0};
   return cl_call(
       [&] {
         cl_uint i = 0;
@@ -284,7 +283,7 @@ cl::Event XnorGemmLauncher::enqueue_packed(const cl::CommandQueue& queue, const 
   if (!packed_()) packed_ = make_kernel(program_, packed_kernel_name(), device_, config_.work_group_size());
   const Plan::Launch l = packed_launch(c, d, pool);
   const std::pair<int, int> pooled_rows = pool.KH > 0 ? pool.rows_of(d, c) : std::pair<int, int>(0, 0);
-  const BitsGemmScalars scalars{gemm_scalars(d, filter_row(M_pad, d.word_bits), c, fold, e.Cw_out),
+  const BitsGemmScalars scalars{gemm_scalars(d, filter_row(M_pad), c, fold, e.Cw_out),
                                 pool.KH,
                                 pool.KW,
                                 pool.stride_y,

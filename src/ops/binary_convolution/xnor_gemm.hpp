@@ -86,11 +86,11 @@ class XnorGemmLauncher {
   Plan::Launch launch(int M_pad, const Chunk& c) const;
   // The filter buffer's layout these kernels read (filter_row_words, filter_layout.hpp): blocks of 8 channels
   // in the Global variant, one block in the Local one.
-  int filter_row(int M_pad, int word_bits) const {
-    return filter_row_words(M_pad, word_bits, config_.variant == Variant::Global);
+  int filter_row(int M_pad) const {
+    return filter_row_words(M_pad, config_.word_bits, config_.variant == Variant::Global);
   }
-  // filters: filter_image(..., filter_row(M_pad, d.word_bits), ...) (filter_layout.hpp); patches:
-  // [Kw][c.P_pad]; output: float NCHW of the buffer's batches.
+  // filters: filter_image(..., filter_row(M_pad), ...) (filter_layout.hpp); patches: [Kw][c.P_pad]; output:
+  // float NCHW of the buffer's batches.
   cl::Event enqueue(const cl::CommandQueue& queue, const cl::Buffer& filters, const cl::Buffer& patches,
                     const cl::Buffer& output, const LayerDims& d, int M_pad, const Chunk& c,
                     const PadFold& fold, const cl::Buffer& sat, const std::vector<cl::Event>* wait);
